@@ -1,0 +1,20 @@
+import type { Proposal } from "./Proposal.ts";
+
+/**
+ * What a soul reports about itself, for debuggers and the events subject: never speech.
+ * Errors are events too: the soul keeps running, and the failed perception stays in the
+ * inbox with its error.
+ */
+export type SoulEvent =
+  | { type: "turn"; soulId: string; turn: number; process: string; perceptionId: string; durationMs: number }
+  | { type: "transition"; soulId: string; from: string; to: string; executeNow: boolean; perceptionId: string }
+  | { type: "error"; soulId: string; phase: SoulErrorPhase; message: string; perceptionId?: string; process?: string }
+  | { type: "log"; soulId: string; message: string; process?: string; data?: Record<string, unknown> }
+  | { type: "intercepted"; soulId: string; proposal: Proposal; kind: "log" | "event"; reason: string }
+  | { type: "whisper"; soulId: string; source: string }
+  | { type: "scheduled"; soulId: string; id: string; process: string; at: number }
+  | { type: "expired"; soulId: string };
+
+export type SoulErrorPhase = "process" | "subprocess" | "commit" | "deliver" | "schedule" | "restore";
+
+export type SoulEventListener = (event: SoulEvent) => void;

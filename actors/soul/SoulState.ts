@@ -1,0 +1,67 @@
+import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { ActorState } from "../../runtime/store/types.ts";
+import type { ProcessParams } from "./MentalProcess.ts";
+
+/**
+ * A soul's committed state, held live between turns. It is replaced as a whole when a commit
+ * succeeds and never mutated, so a turn can read it while another write is in flight.
+ */
+export interface SoulState {
+  readonly memory: WorkingMemory;
+  readonly soulMemory: Readonly<Record<string, unknown>>;
+  readonly processMemory: Readonly<Record<string, readonly unknown[]>>;
+  readonly currentProcess: string;
+  readonly previousProcess?: string;
+  readonly invocationCounts: Readonly<Record<string, number>>;
+  readonly turn: number;
+  /** Params a transition left for the current process's next run. */
+  readonly nextParams: ProcessParams | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+export function initialSoulState(soulName: string, initialProcess: string): SoulState {
+  return {
+    memory: new WorkingMemory({ soulName }),
+    soulMemory: {},
+    processMemory: {},
+    currentProcess: initialProcess,
+    invocationCounts: {},
+    turn: 0,
+    nextParams: null,
+    metadata: {},
+  };
+}
+
+export function soulStateFromActorState(soulName: string, state: ActorState, nextParams: ProcessParams | null): SoulState {
+  const serialized = state.workingMemory as SerializedWorkingMemory | undefined;
+  const memory =
+    serialized && Array.isArray(serialized.memories)
+      ? WorkingMemory.fromJSON({ ...serialized, soulName: serialized.soulName ?? soulName })
+      : new WorkingMemory({ soulName });
+  const restored: SoulState = {
+    memory,
+    soulMemory: state.soulMemory ?? {},
+    processMemory: state.processMemory ?? {},
+    currentProcess: state.currentProcess,
+    invocationCounts: state.invocationCounts ?? {},
+    turn: state.turn ?? 0,
+    nextParams,
+    metadata: state.metadata ?? {},
+  };
+  return state.previousProcess === undefined ? restored : { ...restored, previousProcess: state.previousProcess };
+}
+
+export function toActorState(state: SoulState, snapshot: unknown): ActorState {
+  const out: ActorState = {
+    workingMemory: state.memory.toJSON(),
+    soulMemory: state.soulMemory as Record<string, unknown>,
+    processMemory: state.processMemory as Record<string, unknown[]>,
+    currentProcess: state.currentProcess,
+    invocationCounts: state.invocationCounts as Record<string, number>,
+    turn: state.turn,
+    snapshot,
+    metadata: state.metadata as Record<string, unknown>,
+  };
+  if (state.previousProcess !== undefined) out.previousProcess = state.previousProcess;
+  return out;
+}

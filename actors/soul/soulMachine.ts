@@ -1,0 +1,309 @@
+import { assign, fromPromise, setup, type EventObject, type SnapshotFrom } from "xstate";
+import type { SoulBlueprint } from "./defineSoul.ts";
+import type { ProcessParams } from "./MentalProcess.ts";
+import type { Perception } from "./Perception.ts";
+
+/**
+ * The soul as an XState machine: one state per mental process, each with `idle`, `running`
+ * (the process, invoked) and `subprocesses`. The machine decides *what* runs *when*; the
+ * work itself (running a process, committing a turn) is done by the soul's runtime, reached
+ * through the actor system, so one machine serves every soul made from a blueprint.
+ */
+
+export interface SoulMachineContext {
+  /** The process the soul is in between turns: the last committed one. */
+  current: string;
+  /** Perceptions waiting their turn, in arrival order; the running process sees them. */
+  queue: Perception[];
+  /** The perception this turn is processing. */
+  perception: Perception | null;
+  /** executeNow hand-overs taken in this turn. */
+  chain: number;
+  /** Params for the run under way. */
+  runParams: ProcessParams | null;
+  /** Params a transition left for the current process's next run. */
+  nextParams: ProcessParams | null;
+  stopping: boolean;
+}
+
+export type SoulMachineEvent =
+  | { type: "PERCEIVE"; perception: Perception }
+  | { type: "SCHEDULED"; perception: Perception }
+  | { type: "WHISPER"; content: string; source: string }
+  | { type: "STOP" };
+
+export interface RunInput {
+  process: string;
+  perception: Perception;
+  params: ProcessParams | null;
+  /** executeNow hand-overs before this run; 0 starts a turn. */
+  chain: number;
+  /** The process the turn started from: where a failed or routed turn returns to. */
+  current: string;
+}
+
+export interface RunOutput {
+  /** The process that ran. */
+  process: string;
+  next: string;
+  executeNow: boolean;
+  params: ProcessParams | null;
+}
+
+export interface SubprocessInput {
+  /** The process the turn ended in. */
+  process: string;
+  next: string;
+  params: ProcessParams | null;
+  perception: Perception;
+}
+
+export interface SubprocessOutput {
+  next: string;
+  params: ProcessParams | null;
+}
+
+/** What the machine needs from the soul it runs in. */
+export interface SoulMachineHost {
+  runProcess(input: RunInput, signal: AbortSignal): Promise<RunOutput>;
+  runSubprocesses(input: SubprocessInput, signal: AbortSignal): Promise<SubprocessOutput>;
+  cancelSubprocesses(): void;
+  whisper(content: string, source: string): void;
+}
+
+/** Keyed by actor system: each soul actor is the root of its own system. */
+const hosts = new WeakMap<object, SoulMachineHost>();
+
+/** Connects a soul actor's system to the runtime that does its work; call before `start()`. */
+export function bindSoulMachineHost(system: object, host: SoulMachineHost): void {
+  hosts.set(system, host);
+}
+
+function hostOf(system: object): SoulMachineHost {
+  const host = hosts.get(system);
+  if (!host) throw new Error("soul machine started without a runtime: use createSoul()");
+  return host;
+}
+
+/** The output carried by an invoked actor's done event. */
+function outputOf<T>(event: EventObject): T | undefined {
+  return (event as { output?: T }).output;
+}
+
+export const MAX_EXECUTE_NOW = 10;
+
+const soulSetup = setup({
+  types: {} as { context: SoulMachineContext; events: SoulMachineEvent },
+  actors: {
+    mentalProcess: fromPromise<RunOutput, RunInput>(({ input, system, signal }) => hostOf(system).runProcess(input, signal)),
+    subprocesses: fromPromise<SubprocessOutput, SubprocessInput>(({ input, system, signal }) =>
+      hostOf(system).runSubprocesses(input, signal),
+    ),
+  },
+  actions: {
+    enqueue: assign({
+      queue: ({ context, event }) =>
+        event.type === "PERCEIVE" || event.type === "SCHEDULED" ? [...context.queue, event.perception] : context.queue,
+    }),
+    takeNext: assign({
+      perception: ({ context }) => context.queue[0] ?? null,
+      queue: ({ context }) => context.queue.slice(1),
+      runParams: ({ context }) => context.nextParams,
+      chain: 0,
+    }),
+    takeRouted: assign({
+      perception: ({ context }) => context.queue[0] ?? null,
+      queue: ({ context }) => context.queue.slice(1),
+      runParams: ({ context }) => context.queue[0]?.params ?? null,
+      chain: 0,
+    }),
+    /** A routed perception whose process is unknown runs in the current process instead. */
+    unroute: assign({
+      queue: ({ context }) => {
+        const [head, ...rest] = context.queue;
+        if (!head) return rest;
+        const { process: _dropped, ...plain } = head;
+        return [plain, ...rest];
+      },
+    }),
+    chainNext: assign({
+      chain: ({ context }) => context.chain + 1,
+      runParams: ({ event }) => outputOf<RunOutput>(event)?.params ?? null,
+    }),
+    turnCommitted: assign({
+      current: ({ context, event }) => outputOf<RunOutput>(event)?.next ?? context.current,
+      nextParams: ({ event }) => outputOf<RunOutput>(event)?.params ?? null,
+      chain: 0,
+    }),
+    settle: assign({
+      current: ({ context, event }) => outputOf<SubprocessOutput>(event)?.next ?? context.current,
+      nextParams: ({ context, event }) => {
+        const out = outputOf<SubprocessOutput>(event);
+        return out ? out.params : context.nextParams;
+      },
+      perception: null,
+      runParams: null,
+    }),
+    turnFailed: assign({ chain: 0, perception: null, runParams: null }),
+    markStopping: assign({ stopping: true }),
+    cancelSubprocesses: ({ system }) => hostOf(system).cancelSubprocesses(),
+    storeWhisper: ({ event, system }) => {
+      if (event.type === "WHISPER") hostOf(system).whisper(event.content, event.source);
+    },
+  },
+  guards: {
+    stopping: ({ context }) => context.stopping,
+    hasQueued: ({ context }) => context.queue.length > 0,
+    routedHead: ({ context }) => {
+      const head = context.queue[0];
+      return head?.process !== undefined && head.process !== context.current;
+    },
+    routesTo: ({ context }, params: { process: string }) => context.queue[0]?.process === params.process,
+    isCurrent: ({ context }, params: { process: string }) => context.current === params.process,
+    executeNowTo: ({ event }, params: { process: string }) => {
+      const out = outputOf<RunOutput>(event);
+      return out !== undefined && out.executeNow && out.next === params.process;
+    },
+    nextIs: ({ event }, params: { process: string }) => outputOf<SubprocessOutput>(event)?.next === params.process,
+  },
+});
+
+function processState(name: string, successors: readonly string[]) {
+  const targets = [name, ...successors];
+  return soulSetup.createStateConfig({
+    initial: "idle",
+    states: {
+      idle: {
+        always: [
+          { guard: "stopping", target: "#soul.stopped" },
+          { guard: "routedHead", target: "#soul.routing" },
+          { guard: "hasQueued", target: "running", actions: "takeNext" },
+        ],
+      },
+      running: {
+        invoke: {
+          src: "mentalProcess",
+          input: ({ context }) => ({
+            process: name,
+            perception: context.perception as Perception,
+            params: context.runParams,
+            chain: context.chain,
+            current: context.current,
+          }),
+          onDone: [
+            ...targets.map((to) => ({
+              guard: { type: "executeNowTo" as const, params: { process: to } },
+              target: `#soul.${to}.running`,
+              reenter: true,
+              actions: "chainNext" as const,
+            })),
+            { target: "subprocesses", actions: "turnCommitted" },
+          ],
+          onError: { target: "#soul.returning", actions: "turnFailed" },
+        },
+      },
+      subprocesses: {
+        on: {
+          PERCEIVE: { actions: ["enqueue", "cancelSubprocesses"] },
+          SCHEDULED: { actions: ["enqueue", "cancelSubprocesses"] },
+          STOP: { actions: ["markStopping", "cancelSubprocesses"] },
+        },
+        invoke: {
+          src: "subprocesses",
+          input: ({ context, event }) => {
+            const out = outputOf<RunOutput>(event);
+            return {
+              process: name,
+              next: out?.next ?? context.current,
+              params: out ? out.params : context.nextParams,
+              perception: context.perception as Perception,
+            };
+          },
+          onDone: [
+            ...targets.map((to) => ({
+              guard: { type: "nextIs" as const, params: { process: to } },
+              target: `#soul.${to}.idle`,
+              actions: "settle" as const,
+            })),
+            { target: "#soul.returning", actions: "settle" },
+          ],
+          onError: { target: "#soul.returning", actions: "settle" },
+        },
+      },
+    },
+  });
+}
+
+/** Compiles a blueprint into its machine. Pure data plus named implementations. */
+export function createSoulMachine(blueprint: SoulBlueprint) {
+  const names = [...blueprint.processes.keys()];
+  const states: Record<string, ReturnType<typeof processState>> = {};
+  for (const declared of blueprint.processes.values()) states[declared.name] = processState(declared.name, declared.next);
+  return soulSetup.createMachine({
+    id: "soul",
+    context: {
+      current: blueprint.initialProcess,
+      queue: [],
+      perception: null,
+      chain: 0,
+      runParams: null,
+      nextParams: null,
+      stopping: false,
+    },
+    initial: blueprint.initialProcess,
+    on: {
+      PERCEIVE: { actions: "enqueue" },
+      SCHEDULED: { actions: "enqueue" },
+      WHISPER: { actions: "storeWhisper" },
+      STOP: { actions: "markStopping" },
+    },
+    states: {
+      ...states,
+      /** A scheduled perception names the process that runs it. */
+      routing: {
+        always: [
+          ...names.map((to) => ({
+            guard: { type: "routesTo" as const, params: { process: to } },
+            target: `#soul.${to}.running`,
+            actions: "takeRouted" as const,
+          })),
+          { target: "#soul.returning", actions: "unroute" },
+        ],
+      },
+      /** Back to the current process: after a failed turn, a routed turn, a cancelled phase. */
+      returning: {
+        always: names.map((to) => ({
+          guard: { type: "isCurrent" as const, params: { process: to } },
+          target: `#soul.${to}.idle`,
+        })),
+      },
+      stopped: { type: "final" },
+    },
+  });
+}
+
+export type SoulMachine = ReturnType<typeof createSoulMachine>;
+export type SoulSnapshot = SnapshotFrom<SoulMachine>;
+
+/** The context of a soul at rest in `current`: what a turn-boundary snapshot holds. */
+export function restingContext(current: string, nextParams: ProcessParams | null): SoulMachineContext {
+  return { current, queue: [], perception: null, chain: 0, runParams: null, nextParams, stopping: false };
+}
+
+/** The persisted snapshot of a soul resting in `current`, as a turn commit stores it. */
+export function restingSnapshot(machine: SoulMachine, current: string, nextParams: ProcessParams | null): unknown {
+  const snapshot = machine.resolveState({ value: { [current]: "idle" }, context: restingContext(current, nextParams) });
+  return machine.getPersistedSnapshot(snapshot);
+}
+
+/** The process a persisted snapshot rests in, when it is a resting snapshot of this blueprint. */
+export function restingProcessOf(blueprint: SoulBlueprint, snapshot: unknown): string | undefined {
+  const value = (snapshot as { value?: unknown } | undefined)?.value;
+  if (!value || typeof value !== "object") return undefined;
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return undefined;
+  const [name] = keys;
+  return blueprint.processes.has(name) && (value as Record<string, unknown>)[name] === "idle" ? name : undefined;
+}
+
+

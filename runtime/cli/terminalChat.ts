@@ -1,0 +1,79 @@
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+
+/** Sends one line to the soul; `say` is called for every piece of speech as it streams. */
+export type ChatTurn = (text: string, say: SpeechSink) => Promise<void>;
+
+export interface SpeechSink {
+  /** A streamed chunk of the speech with this id. */
+  chunk(id: string, speaker: string, text: string): void;
+  /** The whole speech, once final (after the gates). */
+  final(id: string, speaker: string, text: string): void;
+}
+
+export interface TerminalChatOptions {
+  turn: ChatTurn;
+  input?: Readable;
+  output?: Writable;
+  /** Interactive (prompt, live streaming) or scripted (one answer per input line). */
+  interactive?: boolean;
+  /** Printed once before the first prompt. */
+  banner?: string;
+}
+
+/**
+ * The terminal side of `ensoul chat`. Interactive sessions stream speech as it is produced;
+ * piped input gets each final answer on its own line and ends cleanly at end of input, so
+ * scripts and CI can drive a soul.
+ */
+export async function runTerminalChat(options: TerminalChatOptions): Promise<{ turns: number }> {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const interactive = options.interactive ?? Boolean((input as { isTTY?: boolean }).isTTY);
+  const write = (s: string) => output.write(s);
+  if (options.banner) write(`${options.banner}\n`);
+
+  const rl = createInterface({ input, output: interactive ? output : undefined, terminal: interactive });
+  const prompt = () => interactive && rl.prompt();
+  rl.setPrompt("you> ");
+  prompt();
+
+  let turns = 0;
+  const streamed = new Set<string>();
+  const sink: SpeechSink = {
+    chunk(id, speaker, text) {
+      if (!interactive) return;
+      if (!streamed.has(id)) {
+        streamed.add(id);
+        write(`${speaker}: `);
+      }
+      write(text);
+    },
+    final(id, speaker, text) {
+      if (interactive && streamed.has(id)) {
+        write("\n");
+        return;
+      }
+      write(`${speaker}: ${text}\n`);
+    },
+  };
+
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === "") {
+      prompt();
+      continue;
+    }
+    if (interactive && (line === "/quit" || line === "/exit")) break;
+    if (!interactive) write(`you> ${line}\n`);
+    try {
+      await options.turn(line, sink);
+    } catch (e) {
+      write(`! ${(e as Error).message}\n`);
+    }
+    turns++;
+    prompt();
+  }
+  rl.close();
+  return { turns };
+}

@@ -1,0 +1,65 @@
+/**
+ * The cognition kernel's public surface: working memory, the cognitive step factory and the
+ * standard steps (Open Souls compatible), the per-turn cognition context, and the helpers
+ * for tagged single-call answers, untrusted input and structured answers.
+ */
+export { WorkingMemory, type SerializedWorkingMemory, type WorkingMemoryInit } from "./WorkingMemory.ts";
+export {
+  ChatMessageRoleEnum,
+  DEFAULT_REGION,
+  regionOf,
+  toMemory,
+  type InputMemory,
+  type Memory,
+} from "./Memory.ts";
+export {
+  createCognitiveStep,
+  CognitiveStepError,
+  type CognitiveStep,
+  type CognitiveStepSpec,
+  type StepOptions,
+} from "./createCognitiveStep.ts";
+export {
+  runWithCognition,
+  currentCognition,
+  defaultCognitionContext,
+  resolveStepModel,
+  type CognitionContext,
+  type ResolvedModel,
+} from "./CognitionContext.ts";
+export {
+  externalDialog,
+  internalMonologue,
+  mentalQuery,
+  decision,
+  brainstorm,
+  instruction,
+  summarize,
+  choiceValues,
+  type DecisionInput,
+  type EnumLike,
+  type VerbInstructions,
+} from "./steps/index.ts";
+export { stripEntityAndVerb, stripEntityAndVerbFromStream } from "./stripEntityAndVerb.ts";
+export {
+  COGNITIVE_TAGS,
+  INTERNAL_MONOLOGUE_VERBS,
+  EXTERNAL_DIALOGUE_VERBS,
+  UNTRUSTED_NOTICE,
+  parseTaggedAnswer,
+  extractTag,
+  extractTags,
+  extractVerb,
+  extractBoolean,
+  stripTags,
+  parseKeyValueLines,
+  neutralizeTags,
+  fenceUntrusted,
+  type CognitiveTag,
+  type ExtractedTag,
+  type TaggedSection,
+  type TagOptions,
+  type NeutralizeOptions,
+} from "./taggedXml.ts";
+export { stripMarkdownFences, extractJson, parseJsonAnswer, toJsonSchema, type JsonAnswer } from "./sanitize.ts";
+export { indentNicely } from "./indentNicely.ts";

@@ -1,0 +1,206 @@
+/**
+ * The Anthropic provider: the real `@anthropic-ai/sdk` Messages API behind `LanguageModel`.
+ *
+ * The SDK's own retries are off by default (`maxRetries: 0`): `withRetry` and the cascade own
+ * the retry policy, and two stacked policies would multiply attempts and hide 429s from the
+ * cascade's penalty logic. The timeout is ours too (see deadline.ts).
+ */
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import { createCompletionStream } from "./completionStream.ts";
+import { startDeadline, type RequestDeadline } from "./deadline.ts";
+import type {
+  ChatMessage,
+  Completion,
+  CompletionRequest,
+  CompletionStream,
+  LanguageModel,
+  Usage,
+} from "./LanguageModel.ts";
+import { ProviderError } from "./ProviderError.ts";
+import { toProviderError, type SdkErrorClasses } from "./sdkErrors.ts";
+
+const PROVIDER = "anthropic";
+export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-5";
+/** A whole-request deadline: long enough for a long streamed answer, short enough that a hung socket fails. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+/** The API requires max_tokens; cognitive steps are short, and a caller can ask for more. */
+const DEFAULT_MAX_TOKENS = 1024;
+
+const SDK_ERRORS: SdkErrorClasses = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
+
+export interface AnthropicModelOptions {
+  /** Defaults to `ANTHROPIC_API_KEY`. */
+  apiKey?: string;
+  /** Defaults to `ANTHROPIC_BASE_URL`, then the SDK's default host; `null` skips the environment. */
+  baseURL?: string | null;
+  defaultModel?: string;
+  /** Retries inside the SDK; 0 unless you really want two retry policies. */
+  maxRetries?: number;
+  /** Deadline for each request unless the request sets `timeoutMs`. */
+  timeoutMs?: number;
+  /** max_tokens when the request sets no `maxTokens`. */
+  maxTokens?: number;
+}
+
+interface AnthropicTurn {
+  role: "user" | "assistant";
+  content: string;
+}
+
+/**
+ * Maps our chat messages onto the Messages API: system messages go to the `system` parameter
+ * (wherever they appear), consecutive turns of one role are merged because the API wants
+ * alternating roles, and `name` is folded into the text because the API has no name field.
+ */
+export function toAnthropicMessages(messages: readonly ChatMessage[]): { system?: string; messages: AnthropicTurn[] } {
+  const fold = (m: ChatMessage): string => (m.name ? `${m.name}: ${m.content}` : m.content);
+  const system: string[] = [];
+  const turns: AnthropicTurn[] = [];
+  for (const m of messages) {
+    if (m.role === "system") {
+      system.push(fold(m));
+      continue;
+    }
+    const last = turns.at(-1);
+    if (last && last.role === m.role) last.content += `\n\n${fold(m)}`;
+    else turns.push({ role: m.role, content: fold(m) });
+  }
+  if (turns.length === 0 && system.length > 0) {
+    // The API needs at least one turn; a system-only prompt is the whole instruction, so it becomes the turn.
+    return { messages: [{ role: "user", content: system.join("\n\n") }] };
+  }
+  return system.length > 0 ? { system: system.join("\n\n"), messages: turns } : { messages: turns };
+}
+
+/** Input tokens include cache writes and reads: all of them are billed and rate-limited. */
+function inputTokensOf(u: {
+  input_tokens: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}): number {
+  return (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+}
+
+export function createAnthropicModel(opts: AnthropicModelOptions = {}): LanguageModel {
+  const apiKey = opts.apiKey ?? process.env["ANTHROPIC_API_KEY"];
+  if (!apiKey) {
+    throw new ProviderError({ provider: PROVIDER, kind: "auth", message: "no API key: pass apiKey or set ANTHROPIC_API_KEY" });
+  }
+  // null means the SDK's own host; it also stops the SDK from reading ANTHROPIC_BASE_URL itself.
+  const baseURL = opts.baseURL === null ? null : (opts.baseURL ?? process.env["ANTHROPIC_BASE_URL"] ?? null);
+  const defaultModel = opts.defaultModel ?? ANTHROPIC_DEFAULT_MODEL;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxTokens = opts.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const secrets = [apiKey];
+
+  const client = new Anthropic({
+    apiKey,
+    baseURL,
+    maxRetries: opts.maxRetries ?? 0,
+    timeout: timeoutMs,
+    // Failures reach callers as classified errors; SDK log lines would only duplicate them.
+    logLevel: "off",
+  });
+
+  const params = (request: CompletionRequest) => {
+    const { system, messages } = toAnthropicMessages(request.messages);
+    if (messages.length === 0) {
+      throw new ProviderError({ provider: PROVIDER, kind: "bad_request", message: "the request has no messages" });
+    }
+    // `temperature` is not sent: API version 2026-10-21 (SDK 1.x) dropped it from the Messages API.
+    return {
+      model: request.model ?? defaultModel,
+      max_tokens: request.maxTokens ?? maxTokens,
+      messages,
+      ...(system !== undefined ? { system } : {}),
+    };
+  };
+
+  const begin = (request: CompletionRequest, extra?: AbortSignal): RequestDeadline =>
+    startDeadline(request.timeoutMs ?? timeoutMs, [request.signal, extra]);
+
+  return {
+    provider: PROVIDER,
+
+    async complete(request: CompletionRequest): Promise<Completion> {
+      const body = params(request);
+      const deadline = begin(request);
+      try {
+        const message = await client.messages.create(
+          { ...body, stream: false },
+          { signal: deadline.signal, timeout: deadline.timeoutMs },
+        );
+        let text = "";
+        for (const block of message.content) if (block.type === "text") text += block.text;
+        return {
+          text,
+          usage: { inputTokens: inputTokensOf(message.usage), outputTokens: message.usage.output_tokens },
+          provider: PROVIDER,
+          model: message.model || body.model,
+          ...(message.stop_reason ? { stopReason: message.stop_reason } : {}),
+        };
+      } catch (err) {
+        throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming: false });
+      } finally {
+        deadline.dispose();
+      }
+    },
+
+    stream(request: CompletionRequest): CompletionStream {
+      return createCompletionStream(PROVIDER, async (sink) => {
+        const body = params(request);
+        const deadline = begin(request, sink.signal);
+        let streaming = false;
+        try {
+          const events = await client.messages.create(
+            { ...body, stream: true },
+            { signal: deadline.signal, timeout: deadline.timeoutMs },
+          );
+          streaming = true;
+          let text = "";
+          let model = body.model;
+          let stopReason: string | undefined;
+          let finished = false;
+          const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+          for await (const event of events) {
+            switch (event.type) {
+              case "message_start":
+                usage.inputTokens = inputTokensOf(event.message.usage);
+                usage.outputTokens = event.message.usage.output_tokens ?? 0;
+                model = event.message.model || model;
+                break;
+              case "content_block_delta":
+                if (event.delta.type === "text_delta") {
+                  text += event.delta.text;
+                  sink.emit(event.delta.text);
+                }
+                break;
+              case "message_delta":
+                // Both counts are cumulative; input appears here only when it changed (server tools).
+                usage.outputTokens = event.usage.output_tokens;
+                if (event.usage.input_tokens != null) usage.inputTokens = inputTokensOf(event.usage);
+                stopReason = event.delta.stop_reason ?? stopReason;
+                break;
+              case "message_stop":
+                finished = true;
+                break;
+              default:
+                break;
+            }
+          }
+          // The SDK ends the iteration quietly when its signal fires, so a deadline or abort
+          // mid-stream would otherwise look like a short but complete answer.
+          if (deadline.cause()) throw new Error("request signal fired mid-stream");
+          if (!finished) {
+            throw new ProviderError({ provider: PROVIDER, kind: "stream", message: "stream ended before message_stop" });
+          }
+          return { text, usage, provider: PROVIDER, model, ...(stopReason ? { stopReason } : {}) };
+        } catch (err) {
+          throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming });
+        } finally {
+          deadline.dispose();
+        }
+      });
+    },
+  };
+}

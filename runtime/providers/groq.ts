@@ -1,0 +1,173 @@
+/**
+ * The Groq provider: the real `groq-sdk` chat completions (OpenAI wire format) behind
+ * `LanguageModel`. Same policy as the Anthropic adapter: SDK retries off, our own deadline,
+ * every failure classified into a `ProviderError`.
+ */
+import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
+import { createCompletionStream } from "./completionStream.ts";
+import { startDeadline, type RequestDeadline } from "./deadline.ts";
+import type { ChatMessage, Completion, CompletionRequest, CompletionStream, LanguageModel, Usage } from "./LanguageModel.ts";
+import { ProviderError } from "./ProviderError.ts";
+import { toProviderError, type SdkErrorClasses } from "./sdkErrors.ts";
+import { estimateTokens } from "./usage.ts";
+
+const PROVIDER = "groq";
+export const GROQ_DEFAULT_MODEL = "llama-3.3-70b-versatile";
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_TOKENS = 1024;
+
+const SDK_ERRORS: SdkErrorClasses = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
+
+type GroqMessage = Groq.Chat.ChatCompletionMessageParam;
+type GroqChunk = Groq.Chat.ChatCompletionChunk;
+/** The OpenAI convention puts usage on the last chunk itself; Groq nests it in `x_groq`. Accept both. */
+type ChunkWithUsage = GroqChunk & { usage?: Groq.CompletionUsage | null };
+
+export interface GroqModelOptions {
+  /** Defaults to `GROQ_API_KEY`. */
+  apiKey?: string;
+  /** Defaults to `GROQ_BASE_URL`, then the SDK's default host; `null` skips the environment. */
+  baseURL?: string | null;
+  defaultModel?: string;
+  maxRetries?: number;
+  timeoutMs?: number;
+  maxTokens?: number;
+}
+
+/** OpenAI-style chat has a `name` field, so names pass through instead of being folded. */
+export function toGroqMessages(messages: readonly ChatMessage[]): GroqMessage[] {
+  return messages.map((m): GroqMessage => {
+    const name = m.name ? { name: m.name } : {};
+    switch (m.role) {
+      case "system":
+        return { role: "system", content: m.content, ...name };
+      case "user":
+        return { role: "user", content: m.content, ...name };
+      case "assistant":
+        return { role: "assistant", content: m.content, ...name };
+    }
+  });
+}
+
+function estimateUsage(messages: readonly ChatMessage[], text: string): Usage {
+  return {
+    inputTokens: estimateTokens(messages.map((m) => m.content).join("\n")),
+    outputTokens: estimateTokens(text),
+  };
+}
+
+export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
+  const apiKey = opts.apiKey ?? process.env["GROQ_API_KEY"];
+  if (!apiKey) {
+    throw new ProviderError({ provider: PROVIDER, kind: "auth", message: "no API key: pass apiKey or set GROQ_API_KEY" });
+  }
+  // null means the SDK's own host; it also stops the SDK from reading GROQ_BASE_URL itself.
+  const baseURL = opts.baseURL === null ? null : (opts.baseURL ?? process.env["GROQ_BASE_URL"] ?? null);
+  const defaultModel = opts.defaultModel ?? GROQ_DEFAULT_MODEL;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxTokens = opts.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const secrets = [apiKey];
+
+  const client = new Groq({
+    apiKey,
+    baseURL,
+    maxRetries: opts.maxRetries ?? 0,
+    timeout: timeoutMs,
+    logLevel: "off",
+  });
+
+  const params = (request: CompletionRequest) => {
+    if (request.messages.length === 0) {
+      throw new ProviderError({ provider: PROVIDER, kind: "bad_request", message: "the request has no messages" });
+    }
+    return {
+      model: request.model ?? defaultModel,
+      messages: toGroqMessages(request.messages),
+      max_completion_tokens: request.maxTokens ?? maxTokens,
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+  };
+
+  const begin = (request: CompletionRequest, extra?: AbortSignal): RequestDeadline =>
+    startDeadline(request.timeoutMs ?? timeoutMs, [request.signal, extra]);
+
+  return {
+    provider: PROVIDER,
+
+    async complete(request: CompletionRequest): Promise<Completion> {
+      const body = params(request);
+      const deadline = begin(request);
+      try {
+        const completion = await client.chat.completions.create(
+          { ...body, stream: false },
+          { signal: deadline.signal, timeout: deadline.timeoutMs },
+        );
+        const choice = completion.choices[0];
+        const text = choice?.message.content ?? "";
+        const usage = completion.usage
+          ? { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens }
+          : estimateUsage(request.messages, text);
+        return {
+          text,
+          usage,
+          provider: PROVIDER,
+          model: completion.model || body.model,
+          ...(choice?.finish_reason ? { stopReason: choice.finish_reason } : {}),
+        };
+      } catch (err) {
+        throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming: false });
+      } finally {
+        deadline.dispose();
+      }
+    },
+
+    stream(request: CompletionRequest): CompletionStream {
+      return createCompletionStream(PROVIDER, async (sink) => {
+        const body = params(request);
+        const deadline = begin(request, sink.signal);
+        let streaming = false;
+        try {
+          const chunks = await client.chat.completions.create(
+            { ...body, stream: true },
+            { signal: deadline.signal, timeout: deadline.timeoutMs },
+          );
+          streaming = true;
+          let text = "";
+          let model = body.model;
+          let stopReason: string | undefined;
+          let usage: Usage | undefined;
+          for await (const raw of chunks) {
+            const chunk: ChunkWithUsage = raw;
+            model = chunk.model || model;
+            const choice = chunk.choices[0];
+            const delta = choice?.delta.content;
+            if (delta) {
+              text += delta;
+              sink.emit(delta);
+            }
+            if (choice?.finish_reason) stopReason = choice.finish_reason;
+            const reported = chunk.x_groq?.usage ?? chunk.usage;
+            if (reported) usage = { inputTokens: reported.prompt_tokens, outputTokens: reported.completion_tokens };
+          }
+          // The SDK ends the iteration quietly on abort and on a body that just stops; an
+          // answer without finish_reason was cut off, not finished.
+          if (deadline.cause()) throw new Error("request signal fired mid-stream");
+          if (stopReason === undefined) {
+            throw new ProviderError({ provider: PROVIDER, kind: "stream", message: "stream ended without a finish_reason" });
+          }
+          return {
+            text,
+            usage: usage ?? estimateUsage(request.messages, text),
+            provider: PROVIDER,
+            model,
+            stopReason,
+          };
+        } catch (err) {
+          throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming });
+        } finally {
+          deadline.dispose();
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * What an actor keeps in LMDB. The store knows the shape of an actor's durable state but
+ * not what a soul does with it: the soul runtime decides what a turn means, the store
+ * makes it atomic and durable.
+ */
+
+/** Working memory in its plain-data form (see runtime/cognition WorkingMemory.toJSON). */
+export type SerializedMemory = unknown;
+
+/** An actor's state at a turn boundary: everything needed to continue exactly there. */
+export interface ActorState {
+  /** Serialised WorkingMemory after the last committed turn. */
+  workingMemory: SerializedMemory;
+  /** `useSoulMemory` values, by name. */
+  soulMemory: Record<string, unknown>;
+  /** `useProcessMemory` slots, by process name, in call order. */
+  processMemory: Record<string, unknown[]>;
+  currentProcess: string;
+  previousProcess?: string;
+  /** How many times each process has been invoked. */
+  invocationCounts: Record<string, number>;
+  /** Number of committed turns. */
+  turn: number;
+  /** The XState persisted snapshot taken at this turn boundary. */
+  snapshot?: unknown;
+  /** User-facing metadata (display name, bridge bindings, ...). */
+  metadata?: Record<string, unknown>;
+}
+
+export type InboxStatus = "pending" | "done" | "error";
+
+export interface InboxEntry {
+  /** The envelope id; the inbox key, so a redelivered envelope is recognised. */
+  id: string;
+  /** The perception as received (plain data). */
+  perception: unknown;
+  status: InboxStatus;
+  /** Why processing failed, when status is `error`. */
+  error?: string;
+  attempts: number;
+  receivedAt: number;
+  /** Arrival order: pending entries are replayed in this order. */
+  seq: number;
+}
+
+export interface ScheduledEntry {
+  id: string;
+  /** Epoch milliseconds when it fires. */
+  at: number;
+  process: string;
+  perception: unknown;
+  params?: Record<string, unknown>;
+}
+
+export interface OutboxEntry {
+  /** Stable id (turn id + sequence), so a re-publish after a crash is deduplicated. */
+  id: string;
+  /** Where it goes (a bus subject, or an outlet name in-process). */
+  target: string;
+  payload: unknown;
+  createdAt: number;
+}
+
+/** Everything one turn writes. `commitTurn` applies all of it in one LMDB transaction. */
+export interface TurnCommit {
+  state: ActorState;
+  /** Inbox entry this turn processed, marked done in the same transaction. */
+  inboxDone?: string;
+  outbox?: OutboxEntry[];
+  schedulesPut?: ScheduledEntry[];
+  schedulesDelete?: string[];
+}
+
+export interface ActorStore {
+  readonly actorId: string;
+  /** The last committed state, or undefined for a new actor. Synchronous, as LMDB reads are. */
+  loadState(): ActorState | undefined;
+  /** Applies the whole turn atomically; resolves when it is durable. */
+  commitTurn(commit: TurnCommit): Promise<void>;
+
+  /**
+   * Records an arriving perception. Returns false (and writes nothing) when an entry with
+   * this id already exists, so a redelivery is dropped.
+   */
+  receive(id: string, perception: unknown): Promise<boolean>;
+  /** Leaves the entry in the inbox with its error, never dropped. */
+  markError(id: string, error: string): Promise<void>;
+  inboxEntry(id: string): InboxEntry | undefined;
+  /** Entries still to process, in arrival order. */
+  pendingInbox(): InboxEntry[];
+
+  pendingOutbox(): OutboxEntry[];
+  ackOutbox(id: string): Promise<void>;
+
+  schedules(): ScheduledEntry[];
+  putSchedule(entry: ScheduledEntry): Promise<void>;
+  deleteSchedule(id: string): Promise<void>;
+
+  /** Removes every key of this actor. */
+  destroy(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** Data directory; default `./.ensoul`. */
+  path?: string;
+  /** LMDB map size in bytes. */
+  mapSize?: number;
+  /** Trade durability for speed in tests and benchmarks (no fsync). */
+  noSync?: boolean;
+}
+
+export class StoreError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}
