@@ -1,5 +1,6 @@
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import { ISM_RECURSE, type IsmNext, type ProcessRef, type Recurse, type RecurseSignal } from "./types.ts";
+import type { ProcessRef } from "../soul/MentalProcess.ts";
+import { ISM_RECURSE, type IsmNext, type Recurse, type RecurseSignal } from "./types.ts";
 
 /**
  * `recurse` does not run the next loop itself (as a naive recursive implementation would):
@@ -41,19 +42,28 @@ export function classifyHandlerResult(value: unknown): ClassifiedResult {
   }
   if (value instanceof WorkingMemory) return { kind: "memory", workingMemory: value };
   if (Array.isArray(value) && value[0] instanceof WorkingMemory && isProcessRef(value[1])) {
-    const options: unknown = value[2];
-    const next: IsmNext = { process: value[1] };
-    if (typeof options === "object" && options !== null) {
-      const { executeNow, params } = options as { executeNow?: unknown; params?: unknown };
-      if (executeNow !== undefined) next.executeNow = executeNow === true;
-      if (typeof params === "object" && params !== null) next.params = params as Record<string, unknown>;
-    }
-    return { kind: "transition", workingMemory: value[0], next };
+    return { kind: "transition", workingMemory: value[0], next: toNext(value[1], value[2]) };
   }
   return {
     kind: "invalid",
     error: `returned ${describeValue(value)}; expected recurse({ workingMemory }), a WorkingMemory, or [memory, process, { executeNow, params }]`,
   };
+}
+
+/**
+ * Open Souls spreads params into the options (`{ ...params, executeNow }`); ensoul also takes
+ * them under `params`. Both end up in `params`, as the soul reads them, with `params` winning
+ * a clash because it is the explicit form.
+ */
+function toNext(process: ProcessRef, options: unknown): IsmNext {
+  const next: IsmNext = { process };
+  if (typeof options !== "object" || options === null) return next;
+  const { executeNow, params, ...spread } = options as Record<string, unknown>;
+  if (executeNow !== undefined) next.executeNow = executeNow === true;
+  const explicit = typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {};
+  const merged = { ...spread, ...explicit };
+  if (Object.keys(merged).length) next.params = merged;
+  return next;
 }
 
 function isProcessRef(value: unknown): value is ProcessRef {

@@ -5,7 +5,8 @@ import { describeError } from "./handlerResult.ts";
 import { outputFromContext, safeLog, turnLogger } from "./ismContext.ts";
 import { buildIsmInput, type IsmOptions } from "./ismInput.ts";
 import { ismMachine, type IsmMachine } from "./ismMachine.ts";
-import type { IsmOutput, ProcessRef, ProcessReturn, TransitionOptions } from "./types.ts";
+import type { ProcessResult, TransitionOptions } from "../soul/MentalProcess.ts";
+import type { IsmOutput } from "./types.ts";
 
 /**
  * Runs an ISM to its end and returns everything it produced. Inside a soul turn the machine
@@ -13,23 +14,31 @@ import type { IsmOutput, ProcessRef, ProcessReturn, TransitionOptions } from "./
  * child and the inspector shows it deliberating; outside a soul it is a standalone actor.
  * It never throws: every failure is an output with `outcome: "failed"` and the memory so far.
  */
-export async function runIsm<P extends ProcessRef = ProcessRef>(options: IsmOptions<P>): Promise<IsmOutput<P>> {
+export async function runIsm(options: IsmOptions): Promise<IsmOutput> {
   const turn = currentTurn();
   try {
     // The playbook region is read and replaced at start; a memory still streaming cannot be read.
     await options.workingMemory.finished;
   } catch (error) {
-    return failedBeforeStart(options, `the working memory's stream failed: ${describeError(error)}`);
+    return endedBeforeStart(options, "failed", `the working memory's stream failed: ${describeError(error)}`);
   }
+  // A cancelled turn refuses new children; that is an interruption, not a failure.
+  if (turn?.signal.aborted) return endedBeforeStart(options, "interrupted");
   const input = buildIsmInput(options, turn);
   let actor: ActorRefFrom<IsmMachine>;
   try {
     actor = turn ? turn.spawnChild(ismMachine, input) : createActor(ismMachine, { input });
   } catch (error) {
-    return failedBeforeStart(options, `the ISM could not be started: ${describeError(error)}`);
+    return endedBeforeStart(options, "failed", `the ISM could not be started: ${describeError(error)}`);
   }
-  // The machine's output carries `ProcessRef`; the handlers that produced it are typed with P.
-  return (await runToEnd(actor)) as IsmOutput<P>;
+  // A cancelled turn stops the ISM at once, not only at the next perception check.
+  const cancel = () => actor.send({ type: "ism.interrupt", reason: "the turn was cancelled" });
+  turn?.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    return await runToEnd(actor);
+  } finally {
+    turn?.signal.removeEventListener("abort", cancel);
+  }
 }
 
 /**
@@ -38,13 +47,11 @@ export async function runIsm<P extends ProcessRef = ProcessRef>(options: IsmOpti
  * end a process. Interrupted, exhausted and failed runs return the memory built so far; the
  * reason is in the turn's log (use `runIsm` to get it as data).
  */
-export async function implicitSemanticMachine<P extends ProcessRef = ProcessRef>(
-  options: IsmOptions<P>,
-): Promise<ProcessReturn<P>> {
+export async function implicitSemanticMachine(options: IsmOptions): Promise<ProcessResult> {
   return toProcessReturn(await runIsm(options));
 }
 
-export function toProcessReturn<P extends ProcessRef>(output: IsmOutput<P>): ProcessReturn<P> {
+export function toProcessReturn(output: IsmOutput): ProcessResult {
   if (output.outcome !== "transition" || !output.next) return output.workingMemory;
   const { process, executeNow, params } = output.next;
   const opts: TransitionOptions = {};
@@ -94,15 +101,16 @@ function outputOf(snapshot: SnapshotFrom<IsmMachine>, error?: unknown): IsmOutpu
   return outputFromContext({ ...context, outcome: "interrupted" });
 }
 
-/** A failure before the machine has a context: the memory is returned as it came. */
-function failedBeforeStart<P extends ProcessRef>(options: IsmOptions<P>, error: string): IsmOutput<P> {
-  safeLog(options.log ?? turnLogger(currentTurn()), `ISM: ${error}`);
-  return {
-    outcome: "failed",
+/** An end before the machine has a context: the memory is returned as it came. */
+function endedBeforeStart(options: IsmOptions, outcome: "failed" | "interrupted", error?: string): IsmOutput {
+  safeLog(options.log ?? turnLogger(currentTurn()), `ISM ended before it started: ${error ?? outcome}`);
+  const output: IsmOutput = {
+    outcome,
     workingMemory: options.workingMemory,
-    internalMemory: options.internalMemory ?? new WorkingMemory({ soulName: options.workingMemory.soulName }),
+    internalMemory: options.internalMemory ?? new WorkingMemory({ soulName: options.workingMemory?.soulName ?? "soul" }),
     decisions: [],
     loops: 0,
-    error,
   };
+  if (error !== undefined) output.error = error;
+  return output;
 }

@@ -5,9 +5,9 @@
  */
 export { implicitSemanticMachine, runIsm, toProcessReturn } from "./implicitSemanticMachine.ts";
 export { ismProcess, isIsmProcess, ISM_PROCESS } from "./ismProcess.ts";
-export type { IsmMentalProcess, IsmProcessConfig, IsmProcessMarker, MentalProcessArgs } from "./ismProcess.ts";
+export type { IsmMentalProcess, IsmProcessConfig, IsmProcessMarker } from "./ismProcess.ts";
 export { ismMachine } from "./ismMachine.ts";
-export type { IsmMachine } from "./ismMachine.ts";
+export type { IsmEvent, IsmMachine } from "./ismMachine.ts";
 export { buildIsmInput } from "./ismInput.ts";
 export type { IsmOptions } from "./ismInput.ts";
 export { DEFAULT_MAX_LOOPS, MAX_CHOICE_RETRIES } from "./ismContext.ts";
@@ -29,10 +29,6 @@ export type {
   IsmNext,
   IsmOutcome,
   IsmOutput,
-  ProcessRef,
-  ProcessReturn,
-  ProcessTransition,
   Recurse,
   RecurseSignal,
-  TransitionOptions,
 } from "./types.ts";

@@ -2,6 +2,7 @@ import type { CognitionContext } from "../../runtime/cognition/CognitionContext.
 import type { Memory } from "../../runtime/cognition/Memory.ts";
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { TurnScope } from "../soul/turnScope.ts";
+import { DECISIONS_REGION } from "./decisionLog.ts";
 import { describeError } from "./handlerResult.ts";
 import { captureScope, type IsmScope } from "./ismScope.ts";
 import { restorePlaybookRegion, savedPlaybookRegion, withPlaybook } from "./playbookRegion.ts";
@@ -79,8 +80,8 @@ export function turnLogger(turn: TurnScope | undefined): IsmLogger {
 }
 
 export function initialContext(input: IsmMachineInput): IsmContext {
-  const captured = captureScope();
-  const scope: IsmScope = { ...captured };
+  // Inputs built by buildIsmInput carry both; a hand-built input falls back to where the machine starts.
+  const scope: IsmScope = input.cognition && input.turn ? { cognition: input.cognition, turn: input.turn } : captureScope();
   if (input.cognition) scope.cognition = input.cognition;
   if (input.turn) scope.turn = input.turn;
   const configError = validateInput(input);
@@ -148,7 +149,12 @@ export function validateConfig(input: Pick<IsmMachineInput, "goal" | "playbook" 
 export function outputFromContext(context: IsmContext): IsmOutput {
   let workingMemory = context.workingMemory;
   try {
-    if (!context.configError) workingMemory = restorePlaybookRegion(workingMemory, context.savedPlaybook);
+    if (!context.configError) {
+      // Blueprints often pass the working memory as the internal memory too (Open Souls' own
+      // example does), so the mirrored decision log can ride along into the working memory;
+      // it is the ISM's scaffolding like the playbook, and is in `decisions` for whoever wants it.
+      workingMemory = restorePlaybookRegion(workingMemory, context.savedPlaybook).withoutRegions(DECISIONS_REGION);
+    }
   } catch (error) {
     // Only a memory that is not a WorkingMemory gets here; hand it back untouched.
     safeLog(context.log, `ISM: could not remove the playbook region: ${describeError(error)}`);

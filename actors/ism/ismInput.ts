@@ -1,17 +1,17 @@
+import { currentCognition } from "../../runtime/cognition/CognitionContext.ts";
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import { currentTurn, type TurnScope } from "../soul/turnScope.ts";
 import { turnInterrupted, turnLogger, type IsmMachineInput } from "./ismContext.ts";
-import { captureScope } from "./ismScope.ts";
-import type { IsmAction, IsmLogger, ProcessRef } from "./types.ts";
+import type { IsmAction, IsmLogger } from "./types.ts";
 
 /** Open Souls' `implicitSemanticMachine` arguments, plus two hooks for callers outside a soul. */
-export interface IsmOptions<P extends ProcessRef = ProcessRef> {
+export interface IsmOptions {
   workingMemory: WorkingMemory;
   /** The ISM's own memory (Open Souls blueprints often pass the working memory). Default: empty. */
   internalMemory?: WorkingMemory;
   goal: string;
   playbook: string;
-  actions: readonly IsmAction<P>[];
+  actions: readonly IsmAction[];
   /** Default 5. */
   maxLoops?: number;
   /** `provider:model` for the action choice; the turn's default model otherwise. */
@@ -26,11 +26,10 @@ export interface IsmOptions<P extends ProcessRef = ProcessRef> {
  * Turns the options into the machine's input, here, in the caller's async context: this is
  * where the turn scope and cognition context are still the caller's (see ismScope.ts).
  */
-export function buildIsmInput<P extends ProcessRef>(
-  options: IsmOptions<P>,
+export function buildIsmInput(
+  options: IsmOptions,
   turn: TurnScope | undefined = currentTurn(),
 ): IsmMachineInput {
-  const scope = captureScope();
   const input: IsmMachineInput = {
     workingMemory: options.workingMemory,
     goal: options.goal,
@@ -39,7 +38,7 @@ export function buildIsmInput<P extends ProcessRef>(
     interrupted: options.interrupted ?? turnInterrupted(turn),
     log: options.log ?? turnLogger(turn),
   };
-  if (scope.cognition) input.cognition = scope.cognition;
+  input.cognition = currentCognition();
   if (turn) input.turn = turn;
   if (options.internalMemory !== undefined) input.internalMemory = options.internalMemory;
   if (options.maxLoops !== undefined) input.maxLoops = options.maxLoops;

@@ -3,15 +3,16 @@ import { toProcessReturn, runIsm } from "./implicitSemanticMachine.ts";
 import { validateConfig, type IsmMachineInput } from "./ismContext.ts";
 import { buildIsmInput, type IsmOptions } from "./ismInput.ts";
 import { ismMachine, type IsmMachine } from "./ismMachine.ts";
-import type { IsmAction, IsmOutput, ProcessRef, ProcessReturn } from "./types.ts";
+import type { MentalProcess, MentalProcessArgs, ProcessResult } from "../soul/MentalProcess.ts";
+import type { IsmAction, IsmOutput } from "./types.ts";
 
 /** A mental process whose whole body is one ISM: the blueprint gives goal, playbook and actions. */
-export interface IsmProcessConfig<P extends ProcessRef = ProcessRef> {
+export interface IsmProcessConfig {
   /** The process's name (the function's `name`, which is how processes are named in Open Souls). */
   name?: string;
   goal: string;
   playbook: string;
-  actions: readonly IsmAction<P>[];
+  actions: readonly IsmAction[];
   maxLoops?: number;
   model?: string;
 }
@@ -29,22 +30,15 @@ export const ISM_PROCESS: unique symbol = Symbol.for("ensoul.ism.process");
  * `toProcessReturn`) instead of running the process function, which would start the ISM as
  * a child of its own.
  */
-export interface IsmProcessMarker<P extends ProcessRef = ProcessRef> {
-  readonly config: IsmProcessConfig<P>;
+export interface IsmProcessMarker {
+  readonly config: IsmProcessConfig;
   readonly machine: IsmMachine;
   /** The machine input for one run. Call it inside the turn (runInTurn/runWithCognition): it captures both. */
   input(workingMemory: WorkingMemory): IsmMachineInput;
-  toProcessReturn(output: IsmOutput): ProcessReturn<P>;
+  toProcessReturn(output: IsmOutput): ProcessResult;
 }
 
-export interface MentalProcessArgs {
-  workingMemory: WorkingMemory;
-  params?: Record<string, unknown>;
-}
-
-export type IsmMentalProcess<P extends ProcessRef = ProcessRef> = ((
-  args: MentalProcessArgs,
-) => Promise<ProcessReturn<P>>) & { readonly [ISM_PROCESS]: IsmProcessMarker<P> };
+export type IsmMentalProcess = MentalProcess & { readonly [ISM_PROCESS]: IsmProcessMarker };
 
 /**
  * Builds the process. It works as an ordinary mental process too (a soul that knows nothing of
@@ -52,27 +46,26 @@ export type IsmMentalProcess<P extends ProcessRef = ProcessRef> = ((
  * second code path with its own semantics. The configuration is checked here, when the
  * blueprint loads, so a mistake fails at start-up and not in the middle of a conversation.
  */
-export function ismProcess<P extends ProcessRef = ProcessRef>(config: IsmProcessConfig<P>): IsmMentalProcess<P> {
+export function ismProcess(config: IsmProcessConfig): IsmMentalProcess {
   const problem = validateConfig(config);
   if (problem) throw new TypeError(`ismProcess${config.name ? ` ${config.name}` : ""}: ${problem}`);
-  const options = (workingMemory: WorkingMemory): IsmOptions<P> => {
-    const opts: IsmOptions<P> = { workingMemory, goal: config.goal, playbook: config.playbook, actions: config.actions };
+  const options = (workingMemory: WorkingMemory): IsmOptions => {
+    const opts: IsmOptions = { workingMemory, goal: config.goal, playbook: config.playbook, actions: config.actions };
     if (config.maxLoops !== undefined) opts.maxLoops = config.maxLoops;
     if (config.model !== undefined) opts.model = config.model;
     return opts;
   };
-  const run = async ({ workingMemory }: MentalProcessArgs): Promise<ProcessReturn<P>> =>
+  const run = async ({ workingMemory }: MentalProcessArgs): Promise<ProcessResult> =>
     toProcessReturn(await runIsm(options(workingMemory)));
-  const marker: IsmProcessMarker<P> = Object.freeze({
+  const marker: IsmProcessMarker = Object.freeze({
     config,
     machine: ismMachine,
     input: (workingMemory: WorkingMemory) => buildIsmInput(options(workingMemory)),
-    // Outputs of this machine carry the processes its handlers returned, which are P.
-    toProcessReturn: (output: IsmOutput) => toProcessReturn(output as IsmOutput<P>),
+    toProcessReturn: (output: IsmOutput) => toProcessReturn(output),
   });
   Object.defineProperty(run, ISM_PROCESS, { value: marker, enumerable: false });
   if (config.name) Object.defineProperty(run, "name", { value: config.name });
-  return run as IsmMentalProcess<P>;
+  return run as IsmMentalProcess;
 }
 
 export function isIsmProcess(value: unknown): value is IsmMentalProcess {

@@ -1,4 +1,5 @@
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { ProcessRef, ProcessResult } from "../soul/MentalProcess.ts";
 
 /**
  * The shapes an ISM shares with blueprints and with the soul machine. They follow Open
@@ -7,27 +8,11 @@ import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
  * returns a process transition tuple.
  */
 
-/**
- * Where a process transition goes: a process name, or the process function itself (Open
- * Souls returns the function). Typed as "any function" so the soul's own MentalProcess type
- * fits without this folder depending on it.
+/*
+ * The process shapes (`ProcessRef`, `ProcessResult`, `TransitionOptions`) are the soul's:
+ * an ISM returns exactly what a mental process returns, so `return implicitSemanticMachine(...)`
+ * type-checks as the end of a process.
  */
-export type ProcessRef = string | ((...args: never[]) => unknown);
-
-/** The third element of a mental process's transition tuple. */
-export interface TransitionOptions {
-  /** Run the next process at once, with the same perception, instead of on the next one. */
-  executeNow?: boolean;
-  params?: Record<string, unknown>;
-}
-
-/** What a mental process returns to move to another process. */
-export type ProcessTransition<P extends ProcessRef = ProcessRef> =
-  | [WorkingMemory, P]
-  | [WorkingMemory, P, TransitionOptions];
-
-/** What a mental process returns: the memory to keep, or a transition. */
-export type ProcessReturn<P extends ProcessRef = ProcessRef> = WorkingMemory | ProcessTransition<P>;
 
 /**
  * Brand of the value `recurse()` returns. A symbol, not a string tag, so a handler's own
@@ -49,21 +34,21 @@ export type Recurse = (next: { workingMemory: WorkingMemory; internalMemory?: Wo
  * How a handler ends its turn in the loop: `recurse(...)` continues, a WorkingMemory ends the
  * ISM (`done`), a `[memory, process, options]` tuple ends it with a process transition.
  */
-export type ActionHandlerResult<P extends ProcessRef = ProcessRef> = RecurseSignal | WorkingMemory | ProcessTransition<P>;
+export type ActionHandlerResult = RecurseSignal | ProcessResult;
 
-export type ActionHandler<P extends ProcessRef = ProcessRef> = (
+export type ActionHandler = (
   workingMemory: WorkingMemory,
   internalMemory: WorkingMemory,
   recurse: Recurse,
-) => ActionHandlerResult<P> | Promise<ActionHandlerResult<P>>;
+) => ActionHandlerResult | Promise<ActionHandlerResult>;
 
 /** One choice the soul can make. */
-export interface IsmAction<P extends ProcessRef = ProcessRef> {
+export interface IsmAction {
   /** What the model answers to pick it; unique, and never `DONE` (reserved for "goal met"). */
   name: string;
   /** Shown to the model next to the name: this is how it decides. */
   description: string;
-  handleActionUse: ActionHandler<P>;
+  handleActionUse: ActionHandler;
 }
 
 /** The model's answer for "the goal is satisfied". */
@@ -102,16 +87,20 @@ export interface DecisionLogEntry {
   results?: ActionResult[];
 }
 
-export interface IsmNext<P extends ProcessRef = ProcessRef> {
-  process: P;
+/** Where a `transition` outcome goes. Open Souls-style extra option keys are folded into `params`. */
+export interface IsmNext {
+  process: ProcessRef;
   executeNow?: boolean;
   params?: Record<string, unknown>;
 }
 
 /** Everything an ISM run produced, for callers that want more than the process return value. */
-export interface IsmOutput<P extends ProcessRef = ProcessRef> {
+export interface IsmOutput {
   outcome: IsmOutcome;
-  /** The working memory at the end, with the playbook region taken out again. */
+  /**
+   * The working memory at the end, without the ISM's scaffolding: the `ism-playbook` region is
+   * taken out (or put back as the caller had it) and no `ism-decisions` region is left in it.
+   */
   workingMemory: WorkingMemory;
   /** The internal memory at the end; its `ism-decisions` region mirrors `decisions`. */
   internalMemory: WorkingMemory;
@@ -119,7 +108,7 @@ export interface IsmOutput<P extends ProcessRef = ProcessRef> {
   /** Loops that ran their handlers. */
   loops: number;
   /** Set when `outcome` is `transition`. */
-  next?: IsmNext<P>;
+  next?: IsmNext;
   /** Set when `outcome` is `failed`: what went wrong, in words fit for a log. */
   error?: string;
 }

@@ -1,7 +1,7 @@
 import { ProcessRun, TurnCancelledError } from "./ProcessRun.ts";
 import type { SubprocessInput, SubprocessOutput } from "./soulMachine.ts";
 import { TurnDraft } from "./TurnDraft.ts";
-import { parseResult, TurnError, type CommittedTurn, type TurnServices } from "./TurnRunner.ts";
+import { parseResult, TurnError, type CommittedTurn, type TurnPlace, type TurnServices } from "./TurnRunner.ts";
 
 export interface SubprocessServices extends TurnServices {
   emitError(message: string, process: string, perceptionId: string): void;
@@ -102,13 +102,13 @@ export class SubprocessPhase {
           phase.resetProcess(next);
         } else previous = last?.previous;
       }
-      const state = phase.applyTo(committed, phase.memory, {
+      const place: TurnPlace = {
         currentProcess: next,
-        previousProcess: previous,
         turn: committed.turn,
         nextParams: next === input.next ? committed.nextParams : params,
-      });
-      await this.#soul.commitDraft(phase, state, {}, proposals);
+      };
+      if (previous !== undefined) place.previousProcess = previous;
+      const state = await this.#soul.commitDraft(phase, place, {}, proposals);
       if (next !== input.next) this.#soul.emitTransition(input.process, next, false, input.perception.id);
       return { next, params: state.nextParams };
     } finally {

@@ -19,11 +19,19 @@ export interface TurnServices {
   invoke<T>(run: ProcessRun, fn: () => T): T;
   review(draft: TurnDraft, perception: Perception): Promise<Proposal[]>;
   /** Commits in order with every other write of this soul, then does the post-commit work. */
-  commitDraft(draft: TurnDraft, state: SoulState, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<void>;
+  commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState>;
   failPerception(perception: Perception, process: string, error: unknown): Promise<void>;
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string): void;
   emitTurn(turn: number, process: string, perceptionId: string, startedAt: number): void;
   now(): number;
+}
+
+/** Where a commit leaves the soul. */
+export interface TurnPlace {
+  currentProcess: string;
+  previousProcess?: string;
+  turn: number;
+  nextParams: ProcessParams | null;
 }
 
 /** The turn in progress: a main process and its executeNow chain. */
@@ -181,13 +189,9 @@ export class TurnRunner {
       previous = turn.lastProcess;
       draft.resetProcess(out.next);
     } else previous = turn.lastPrevious;
-    const state = draft.applyTo(base, draft.memory, {
-      currentProcess: out.next,
-      previousProcess: previous,
-      turn: base.turn + 1,
-      nextParams: out.params,
-    });
-    await this.#soul.commitDraft(draft, state, { inboxDone: perception.id }, proposals);
+    const place: TurnPlace = { currentProcess: out.next, turn: base.turn + 1, nextParams: out.params };
+    if (previous !== undefined) place.previousProcess = previous;
+    const state = await this.#soul.commitDraft(draft, place, { inboxDone: perception.id }, proposals);
     this.#turn = undefined;
     this.lastCommitted = { turnId: draft.turnId, process: turn.lastProcess, previous: turn.lastPrevious };
     if (out.next !== turn.origin || turn.lastProcess !== turn.origin) {

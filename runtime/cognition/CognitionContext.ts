@@ -40,7 +40,10 @@ export interface ResolvedModel {
 
 /** Turns a step's requested model (or the context default) into a provider and model id. */
 export function resolveStepModel(ctx: CognitionContext, step: string, soul: string, requested?: string): ResolvedModel {
-  const name = ctx.modelSelector?.({ step, soul, requested }) ?? requested ?? ctx.defaultModel;
-  const { model, modelId } = ctx.registry.resolve(name);
+  // The turn's selector speaks first; otherwise the registry's own selector (if one was set
+  // there) decides, falling back to the requested name and then the turn's default.
+  const chosen = ctx.modelSelector?.({ step, soul, requested });
+  const { model, modelId, name } =
+    chosen !== undefined ? ctx.registry.resolve(chosen) : ctx.registry.select({ step, soul, requested }, ctx.defaultModel);
   return { model, modelId, name };
 }

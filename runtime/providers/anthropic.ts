@@ -20,7 +20,7 @@ import { ProviderError } from "./ProviderError.ts";
 import { toProviderError, type SdkErrorClasses } from "./sdkErrors.ts";
 
 const PROVIDER = "anthropic";
-export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-5";
+export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-5-5";
 /** A whole-request deadline: long enough for a long streamed answer, short enough that a hung socket fails. */
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** The API requires max_tokens; cognitive steps are short, and a caller can ask for more. */
@@ -107,7 +107,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions = {}): Language
     if (messages.length === 0) {
       throw new ProviderError({ provider: PROVIDER, kind: "bad_request", message: "the request has no messages" });
     }
-    // `temperature` is not sent: API version 2026-10-21 (SDK 1.x) dropped it from the Messages API.
+    // `temperature` is not sent: SDK 1.x (API version 2026-10-21) has no such parameter any more.
     return {
       model: request.model ?? defaultModel,
       max_tokens: request.maxTokens ?? maxTokens,

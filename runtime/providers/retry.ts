@@ -5,6 +5,7 @@
  *
  * A stream is retried only while the consumer has seen nothing: after the first chunk a
  * retry would replay text the consumer already has, so the failure is surfaced instead.
+ * `request.timeoutMs` bounds each attempt, not the whole series.
  */
 import { createCompletionStream, linkSignals, relay } from "./completionStream.ts";
 import { sleep } from "./deadline.ts";

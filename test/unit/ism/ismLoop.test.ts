@@ -106,7 +106,7 @@ describe("ISM loop", () => {
   });
 
   it("ends with a transition when a handler returns [memory, process, { executeNow }]", async () => {
-    const actions: IsmAction<"expert">[] = [
+    const actions: IsmAction[] = [
       {
         name: "Escalate",
         description: "The problem needs a specialist",
@@ -267,5 +267,33 @@ describe("ISM loop", () => {
     const second = model.requests[1].messages.slice(0, -1); // all but the choice command itself
     expect(second.some((m) => m.role === "system" && m.content.includes(PLAYBOOK))).toBe(true);
     expect(second.some((m) => m.content === "fresh start")).toBe(true);
+  });
+
+  it("accepts the working memory as internal memory (Open Souls style) without leaking the decision log", async () => {
+    const model = scriptedModel([choice(["Think"], "think first"), choice(["DONE"], "enough")]);
+    const wm = memory();
+    const out = await withModel(model, () =>
+      runIsm({
+        workingMemory: wm,
+        internalMemory: wm,
+        goal: GOAL,
+        playbook: PLAYBOOK,
+        actions: [
+          {
+            name: "Think",
+            description: "Think",
+            handleActionUse: (_w, im, recurse) => {
+              const thought = im.withMonologue("thought");
+              return recurse({ workingMemory: thought, internalMemory: thought });
+            },
+          },
+        ],
+      }),
+    );
+    expect(out.outcome).toBe("done");
+    expect(regions(out.workingMemory)).not.toContain(DECISIONS_REGION);
+    expect(regions(out.workingMemory)).not.toContain(PLAYBOOK_REGION);
+    expect(out.workingMemory.memories.at(-1)?.content).toBe("thought");
+    expect(regions(out.internalMemory)).toContain(DECISIONS_REGION);
   });
 });

@@ -5,6 +5,7 @@ import { runWithCognition } from "../../../runtime/cognition/CognitionContext.ts
 import { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
 import { createOfflineModel } from "../../../runtime/providers/offline.ts";
 import { ModelRegistry } from "../../../runtime/providers/registry.ts";
+import type { MentalProcess } from "../../../actors/soul/MentalProcess.ts";
 import { currentTurn, runInTurn } from "../../../actors/soul/turnScope.ts";
 import {
   DONE_ACTION,
@@ -14,13 +15,14 @@ import {
   checkChoice,
   isIsmProcess,
   ismMachine,
+  implicitSemanticMachine,
   ismProcess,
   runIsm,
   type IsmAction,
 } from "../../../actors/ism/index.ts";
 import { choice, fakeTurn, memory, scriptedModel, withModel } from "./support.ts";
 
-const actions: IsmAction<"closing">[] = [
+const actions: IsmAction[] = [
   { name: "Think", description: "Think it over", handleActionUse: (wm, _im, recurse) => recurse({ workingMemory: wm.withMonologue("thinking") }) },
   { name: "Wrap", description: "Close the conversation", handleActionUse: (wm) => [wm, "closing", { executeNow: true }] },
 ];
@@ -38,14 +40,14 @@ describe("ismProcess", () => {
 
     // Called as a plain process, it runs the ISM and returns a process result.
     const returned = await withModel(scriptedModel([choice(["Think"], "first"), choice(["Wrap"], "done here")]), () =>
-      process({ workingMemory: memory() }),
+      process({ workingMemory: memory(), params: {} }),
     );
     expect(returned).toEqual([expect.any(WorkingMemory), "closing", { executeNow: true }]);
   });
 
   it("gives the soul machine what it needs to invoke the ISM machine itself, in the turn's context", async () => {
     const seen: boolean[] = [];
-    const spy: IsmAction<"closing">[] = [
+    const spy: IsmAction[] = [
       ...actions,
       {
         name: "Check",
@@ -78,6 +80,30 @@ describe("ismProcess", () => {
     expect(() => ismProcess({ goal: "", playbook: "p", actions })).toThrow(/goal/);
     expect(() => ismProcess({ goal: "g", playbook: "p", actions: [] })).toThrow(/actions/);
     expect(() => ismProcess({ goal: "g", playbook: "p", actions: [{ ...actions[0], name: DONE_ACTION }] })).toThrow(/reserved/);
+  });
+});
+
+describe("implicitSemanticMachine inside a MentalProcess", () => {
+  // Typed as the soul's MentalProcess: this file does not compile if the ISM's return value
+  // stops being a process result.
+  const expert: MentalProcess = async ({ workingMemory }) => workingMemory;
+  const problemSolving: MentalProcess = async ({ workingMemory }) =>
+    implicitSemanticMachine({
+      workingMemory,
+      goal: "Solve it",
+      playbook: "Escalate when stuck",
+      actions: [
+        { name: "Think", description: "d", handleActionUse: (wm, _im, recurse) => recurse({ workingMemory: wm }) },
+        // Open Souls spreads params into the options; ensoul also takes them under `params`.
+        { name: "Escalate", description: "d", handleActionUse: (wm) => [wm, expert, { executeNow: true, wasProvoked: true }] },
+      ],
+    });
+
+  it("returns the transition tuple, with spread params folded into params", async () => {
+    const returned = await withModel(scriptedModel([choice(["Escalate"], "stuck")]), () =>
+      problemSolving({ workingMemory: memory(), params: {} }),
+    );
+    expect(returned).toEqual([expect.any(WorkingMemory), expert, { executeNow: true, params: { wasProvoked: true } }]);
   });
 });
 

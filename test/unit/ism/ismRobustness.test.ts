@@ -214,3 +214,30 @@ describe("ISM robustness", () => {
     expect(model.requests).toHaveLength(1);
   });
 });
+
+describe("ISM interruption from outside", () => {
+  it("stops at once, mid-handler, when the turn is cancelled", async () => {
+    const turn = fakeTurn();
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let finishedHandler = false;
+    const slow: IsmAction = {
+      name: "Think",
+      description: "Think slowly",
+      handleActionUse: async (wm, _im, recurse) => {
+        turn.controller.abort();
+        await blocked;
+        finishedHandler = true;
+        return recurse({ workingMemory: wm.withMonologue("late thought") });
+      },
+    };
+    const out = await withModel(scriptedModel([choice(["Think"], "slowly")]), () =>
+      runInTurn(turn, () => runIsm({ ...base, workingMemory: memory(), actions: [slow] })),
+    );
+    expect(out.outcome).toBe("interrupted");
+    expect(finishedHandler).toBe(false);
+    expect(out.workingMemory.memories.some((m) => m.content === "late thought")).toBe(false);
+    expect(turn.logs.some((l) => l.message.includes("ISM interrupted: the turn was cancelled"))).toBe(true);
+    release();
+  });
+});

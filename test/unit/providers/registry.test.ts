@@ -20,7 +20,7 @@ const fake = (provider: string): LanguageModel => ({
 
 describe("model names", () => {
   it("splits at the first colon only", () => {
-    expect(parseModelName("anthropic:claude-sonnet-4-5")).toEqual({ provider: "anthropic", modelId: "claude-sonnet-4-5" });
+    expect(parseModelName("anthropic:claude-sonnet-5-5")).toEqual({ provider: "anthropic", modelId: "claude-sonnet-5-5" });
     expect(parseModelName("groq:meta-llama/llama-4:scout")).toEqual({ provider: "groq", modelId: "meta-llama/llama-4:scout" });
   });
 
@@ -69,7 +69,7 @@ describe("defaults from the environment", () => {
   afterAll(() => server.close());
 
   it("picks the default model by which keys are set", () => {
-    expect(defaultModelName({ ANTHROPIC_API_KEY: "sk-a", GROQ_API_KEY: "gsk" })).toBe("anthropic:claude-sonnet-4-5");
+    expect(defaultModelName({ ANTHROPIC_API_KEY: "sk-a", GROQ_API_KEY: "gsk" })).toBe("anthropic:claude-sonnet-5-5");
     expect(defaultModelName({ GROQ_API_KEY: "gsk" })).toBe("groq:llama-3.3-70b-versatile");
     expect(defaultModelName({})).toBe("offline:echo");
     expect(defaultModelName({ ANTHROPIC_API_KEY: "  " })).toBe("offline:echo");

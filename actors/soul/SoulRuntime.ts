@@ -1,0 +1,544 @@
+import { monotonicFactory } from "ulid";
+import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
+import { defaultCognitionContext, runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
+import type { SoulBlueprint } from "./defineSoul.ts";
+import type { Perception, PerceptionInput } from "./Perception.ts";
+import type { ProcessRun, RunHost } from "./ProcessRun.ts";
+import { isInterception, type Proposal } from "./Proposal.ts";
+import type { Outlet } from "./outlet.ts";
+import { Scheduler, type Clock } from "./scheduler.ts";
+import type { SoulEvent } from "./SoulEvent.ts";
+import {
+  bindSoulMachineHost,
+  createSoulMachine,
+  restingProcessOf,
+  restingSnapshot,
+  type RunInput,
+  type RunOutput,
+  type SoulMachine,
+  type SoulMachineHost,
+  type SubprocessInput,
+  type SubprocessOutput,
+} from "./soulMachine.ts";
+import { initialSoulState, soulStateFromActorState, toActorState, type SoulState } from "./SoulState.ts";
+import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
+import { runInTurn } from "./turnScope.ts";
+import type { TurnDraft } from "./TurnDraft.ts";
+import { TurnRunner, type TurnPlace } from "./TurnRunner.ts";
+
+export interface SoulRuntimeOptions {
+  blueprint: SoulBlueprint;
+  id: string;
+  store: ActorStore;
+  outlet: Outlet;
+  cognition?: CognitionContext;
+  inspect?: ActorOptions<SoulMachine>["inspect"];
+  clock: Clock;
+}
+
+export interface PerceiveResult {
+  accepted: boolean;
+  /** The perception's id (generated when the input had none): its inbox key. */
+  id: string;
+  /** Why it was not accepted. */
+  reason?: "duplicate" | "expired";
+}
+
+export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
+
+const machines = new WeakMap<SoulBlueprint, SoulMachine>();
+const nextId = monotonicFactory();
+const noop = () => undefined;
+
+/** One machine per blueprint, shared by every soul made from it. */
+export function soulMachineOf(blueprint: SoulBlueprint): SoulMachine {
+  let machine = machines.get(blueprint);
+  if (!machine) machines.set(blueprint, (machine = createSoulMachine(blueprint)));
+  return machine;
+}
+
+/**
+ * A live soul: its machine actor, its committed state, and everything that moves data in and
+ * out of the store in order (the inbox, turn commits, the outbox, schedules).
+ */
+export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices {
+  readonly soulId: string;
+  readonly blueprint: SoulBlueprint;
+  readonly clock: Clock;
+  readonly store: ActorStore;
+  readonly outlet: Outlet;
+  readonly machine: SoulMachine;
+  readonly actor: Actor<SoulMachine>;
+  readonly runHost: RunHost = this;
+  status: SoulStatus = "active";
+  lastActivity: number;
+
+  #state: SoulState;
+  readonly #cognition: CognitionContext | undefined;
+  readonly #schedules = new Map<string, ScheduledEntry>();
+  readonly #scheduler: Scheduler;
+  readonly #turns: TurnRunner;
+  readonly #subprocesses: SubprocessPhase;
+  readonly #children = new Set<AnyActorRef>();
+  readonly #eventListeners = new Set<(event: SoulEvent) => void>();
+  readonly #speechListeners = new Set<(proposal: Proposal) => void>();
+  #idleWaiters: (() => void)[] = [];
+  #writes: Promise<unknown> = Promise.resolve();
+  #deliveries: Promise<void> = Promise.resolve();
+  #lastSend: Promise<unknown> = Promise.resolve();
+  /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
+  #busy = 0;
+
+  constructor(options: SoulRuntimeOptions) {
+    this.soulId = options.id;
+    this.blueprint = options.blueprint;
+    this.clock = options.clock;
+    this.store = options.store;
+    this.outlet = options.outlet;
+    this.#cognition = options.cognition;
+    this.machine = soulMachineOf(options.blueprint);
+    this.lastActivity = this.clock.now();
+    this.#turns = new TurnRunner(this);
+    this.#subprocesses = new SubprocessPhase(this);
+    this.#scheduler = new Scheduler(this.clock, (entry) => this.#fire(entry));
+
+    const stored = this.store.loadState();
+    const snapshotContext = (stored?.snapshot as { context?: { nextParams?: Record<string, unknown> | null } } | undefined)?.context;
+    this.#state = stored
+      ? soulStateFromActorState(this.blueprint.name, stored, snapshotContext?.nextParams ?? null)
+      : initialSoulState(this.blueprint.name, this.blueprint.initialProcess);
+    let current = restingProcessOf(this.blueprint, stored?.snapshot) ?? this.#state.currentProcess;
+    if (!this.blueprint.processes.has(current)) {
+      this.emit({
+        type: "error",
+        soulId: this.soulId,
+        phase: "restore",
+        message: `stored process '${current}' is not in blueprint '${this.blueprint.name}'; starting in '${this.blueprint.initialProcess}'`,
+      });
+      current = this.blueprint.initialProcess;
+      this.#state = { ...this.#state, currentProcess: current };
+    }
+    this.actor = createActor(this.machine, {
+      id: this.soulId,
+      snapshot: restingSnapshot(this.machine, current, this.#state.nextParams) as ActorOptions<SoulMachine>["snapshot"],
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+      clock: this.clock,
+    });
+    bindSoulMachineHost(this.actor.system, this);
+    this.actor.subscribe({ next: () => this.#checkIdle(), error: (err) => this.#machineFailed(err) });
+    this.actor.start();
+    this.#restore();
+  }
+
+  /** Re-arms schedules, replays the inbox in order and re-delivers what was never acknowledged. */
+  #restore(): void {
+    for (const entry of this.store.schedules()) {
+      this.#schedules.set(entry.id, entry);
+      this.#scheduler.arm(entry);
+    }
+    for (const entry of this.store.pendingInbox()) {
+      const perception = entry.perception as Perception;
+      if (perception.process !== undefined && !this.blueprint.processes.has(perception.process)) {
+        void this.#serialize(() => this.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${this.blueprint.name}'`));
+        continue;
+      }
+      this.#send(perception);
+    }
+    const outbox = this.store.pendingOutbox();
+    if (outbox.length) this.#deliver(outbox);
+  }
+
+  // ---- the soul's surface -------------------------------------------------------------
+
+  async perceive(input: PerceptionInput): Promise<PerceiveResult> {
+    if (this.status === "expired" || this.#state.metadata["expired"] === true) {
+      return { accepted: false, id: input.id ?? "", reason: "expired" };
+    }
+    if (this.status !== "active" && this.status !== "stopping") throw new Error(`soul '${this.soulId}' is stopped`);
+    const perception = this.#normalize(input);
+    this.lastActivity = this.clock.now();
+    this.#busy++;
+    const previous = this.#lastSend;
+    const received = this.store.receive(perception.id, perception);
+    // Inbox writes go out at once; PERCEIVE events follow in call order.
+    const sent = received.then(async (accepted) => {
+      await previous;
+      if (accepted) this.#send(perception);
+      return accepted;
+    });
+    this.#lastSend = sent.catch(noop);
+    try {
+      const accepted = await sent;
+      return accepted ? { accepted, id: perception.id } : { accepted, id: perception.id, reason: "duplicate" };
+    } finally {
+      this.#busy--;
+      this.#checkIdle();
+    }
+  }
+
+  whisper(content: string, source: string): void {
+    this.emit({ type: "whisper", soulId: this.soulId, source });
+    void this.#commit(() => {
+      const state = { ...this.#state, soulMemory: { ...this.#state.soulMemory, daimonicWhisper: { content, source } } };
+      return { state, commit: { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) } };
+    }).catch((err: unknown) => this.#emitError("commit", err));
+  }
+
+  /** Resolves once every write of the soul so far is durable (a whisper, a commit). */
+  flushed(): Promise<void> {
+    return this.#writes.then(noop, noop);
+  }
+
+  onEvent(listener: (event: SoulEvent) => void): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
+  onSpeech(listener: (proposal: Proposal) => void): () => void {
+    this.#speechListeners.add(listener);
+    return () => this.#speechListeners.delete(listener);
+  }
+
+  committed(): SoulState {
+    return this.#state;
+  }
+
+  isIdle(): boolean {
+    if (this.#busy > 0) return false;
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== "active") return true;
+    const { context, value } = snapshot;
+    return context.queue.length === 0 && typeof value === "object" && (value as Record<string, unknown>)[context.current] === "idle";
+  }
+
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Finishes the running turn, cancels subprocesses and timers; queued perceptions stay in the inbox. */
+  async stop(): Promise<void> {
+    if (this.status === "stopped") return;
+    if (this.status === "active") this.status = "stopping";
+    this.#scheduler.clear();
+    this.actor.send({ type: "STOP" });
+    if (this.actor.getSnapshot().status === "active") {
+      await new Promise<void>((resolve) => {
+        const sub = this.actor.subscribe({
+          next: (s) => s.status !== "active" && (sub.unsubscribe(), resolve()),
+          error: () => resolve(),
+          complete: () => resolve(),
+        });
+      });
+    }
+    await this.#lastSend;
+    await this.flushed();
+    await this.#deliveries;
+    for (const child of this.#children) child.stop?.();
+    this.#children.clear();
+    this.actor.stop();
+    if (this.status === "stopping") this.status = "stopped";
+    this.#checkIdle();
+  }
+
+  // ---- SoulMachineHost ----------------------------------------------------------------
+
+  runProcess(input: RunInput, signal: AbortSignal): Promise<RunOutput> {
+    this.#subprocesses.cancel();
+    return this.#turns.run(input, signal);
+  }
+
+  runSubprocesses(input: SubprocessInput, signal: AbortSignal): Promise<SubprocessOutput> {
+    return this.#subprocesses.run(input, signal, this.#turns.lastCommitted);
+  }
+
+  cancelSubprocesses(): void {
+    this.#subprocesses.cancel();
+  }
+
+  // ---- RunHost ------------------------------------------------------------------------
+
+  queued(): readonly Perception[] {
+    return this.actor.getSnapshot().context.queue;
+  }
+
+  committedSchedules(): Iterable<ScheduledEntry> {
+    return this.#schedules.values();
+  }
+
+  chunk(proposalId: string, text: string): void {
+    this.outlet.chunk?.(this.soulId, proposalId, text);
+  }
+
+  spawnChild<TLogic extends AnyActorLogic>(logic: TLogic, input: InputFrom<TLogic>, id?: string): ActorRefFrom<TLogic> {
+    const child = createActor(logic, { parent: this.actor, input, ...(id ? { id } : {}) } as ActorOptions<TLogic>);
+    this.#children.add(child);
+    child.subscribe({ complete: () => this.#children.delete(child), error: () => this.#children.delete(child) });
+    child.start();
+    return child as unknown as ActorRefFrom<TLogic>;
+  }
+
+  emit(event: SoulEvent): void {
+    for (const listener of this.#eventListeners) {
+      try {
+        listener(event);
+      } catch {
+        // A failing listener must not break the soul it listens to.
+      }
+    }
+  }
+
+  // ---- TurnServices -------------------------------------------------------------------
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  invoke<T>(run: ProcessRun, fn: () => T): T {
+    return runWithCognition(this.#cognitionFor(run.signal), () => runInTurn(run, fn));
+  }
+
+  async review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
+    const proposals: Proposal[] = [];
+    for (const action of draft.actions) {
+      let proposal: Proposal = {
+        id: `${draft.turnId}:${action.seq}`,
+        soulId: this.soulId,
+        turnId: draft.turnId,
+        seq: action.seq,
+        kind: action.kind,
+        content: action.content,
+        causation: perception.id,
+        ts: action.ts,
+        ...(action.action !== undefined ? { action: action.action } : {}),
+        ...(action.data !== undefined ? { data: action.data } : {}),
+        ...(perception.meta !== undefined ? { meta: perception.meta } : {}),
+      };
+      if (this.outlet.review) {
+        let verdict;
+        try {
+          verdict = await this.outlet.review(proposal);
+        } catch (err) {
+          // Gates fail closed: a review that cannot decide blocks the proposal.
+          verdict = { intercepted: true as const, kind: "event" as const, reason: `review failed: ${(err as Error)?.message ?? String(err)}` };
+        }
+        if (isInterception(verdict)) {
+          this.emit({ type: "intercepted", soulId: this.soulId, proposal, kind: verdict.kind, reason: verdict.reason });
+          continue;
+        }
+        // A gate may change what is said, never which proposal it is.
+        proposal = { ...verdict, id: proposal.id, soulId: this.soulId, turnId: proposal.turnId, seq: proposal.seq };
+      }
+      proposals.push(proposal);
+    }
+    return proposals;
+  }
+
+  async commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState> {
+    const createdAt = this.clock.now();
+    const outbox: OutboxEntry[] = proposals.map((p) => ({ id: p.id, target: "outlet", payload: p, createdAt }));
+    const schedulesPut = [...draft.schedulesPut.values()];
+    const schedulesDelete = [...draft.schedulesDelete];
+    if (extra.inboxDone !== undefined && this.#schedules.has(extra.inboxDone)) schedulesDelete.push(extra.inboxDone);
+    const state = await this.#commit(() => {
+      // Applied to the state as committed now, so a whisper that landed during the turn is kept.
+      const state = draft.applyTo(this.#state, draft.memory, place);
+      const commit: TurnCommit = {
+        state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)),
+        ...extra,
+      };
+      if (outbox.length) commit.outbox = outbox;
+      if (schedulesPut.length) commit.schedulesPut = schedulesPut;
+      if (schedulesDelete.length) commit.schedulesDelete = schedulesDelete;
+      return { state, commit };
+    });
+    for (const id of schedulesDelete) {
+      this.#schedules.delete(id);
+      this.#scheduler.cancel(id);
+    }
+    for (const entry of schedulesPut) {
+      this.#schedules.set(entry.id, entry);
+      this.#scheduler.arm(entry);
+      this.emit({ type: "scheduled", soulId: this.soulId, id: entry.id, process: entry.process, at: entry.at });
+    }
+    if (outbox.length) this.#deliver(outbox);
+    if (draft.expired) this.#expire();
+    return state;
+  }
+
+  async failPerception(perception: Perception, process: string, error: unknown): Promise<void> {
+    const message = (error as Error)?.message ?? String(error);
+    this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process });
+    try {
+      await this.#serialize(() => this.store.markError(perception.id, message));
+      if (this.#schedules.has(perception.id)) {
+        this.#schedules.delete(perception.id);
+        await this.#serialize(() => this.store.deleteSchedule(perception.id));
+      }
+    } catch (err) {
+      this.#emitError("commit", err, perception.id);
+    }
+  }
+
+  emitError(message: string, process: string, perceptionId: string): void {
+    this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", message, process, perceptionId });
+  }
+
+  emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string): void {
+    if (this.#eventListeners.size) this.emit({ type: "transition", soulId: this.soulId, from, to, executeNow, perceptionId });
+  }
+
+  emitTurn(turn: number, process: string, perceptionId: string, startedAt: number): void {
+    this.lastActivity = this.clock.now();
+    if (this.#eventListeners.size) {
+      this.emit({ type: "turn", soulId: this.soulId, turn, process, perceptionId, durationMs: this.clock.now() - startedAt });
+    }
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  #send(perception: Perception): void {
+    const routed = perception.internal === true && perception.process !== undefined;
+    this.actor.send({ type: routed ? "SCHEDULED" : "PERCEIVE", perception });
+  }
+
+  #normalize(input: PerceptionInput): Perception {
+    for (const field of ["action", "content", "name"] as const) {
+      if (typeof input[field] !== "string") throw new TypeError(`perception.${field} must be a string, got ${typeof input[field]}`);
+    }
+    if (input.process !== undefined && !this.blueprint.processes.has(input.process)) {
+      throw new Error(`perception routed to unknown process '${input.process}' of soul '${this.blueprint.name}'`);
+    }
+    return { ...input, id: input.id ?? nextId(), ts: input.ts ?? this.clock.now() };
+  }
+
+  /** Every write that touches the soul's durable state goes through here, one at a time, in order. */
+  #serialize<T>(write: () => Promise<T>): Promise<T> {
+    this.#busy++;
+    const result = this.#writes.then(write);
+    this.#writes = result.then(noop, noop).finally(() => {
+      this.#busy--;
+      this.#checkIdle();
+    });
+    return result;
+  }
+
+  #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
+    return this.#serialize(async () => {
+      const { state, commit } = build();
+      await this.store.commitTurn(commit);
+      this.#state = state;
+      return state;
+    });
+  }
+
+  #deliver(entries: OutboxEntry[]): void {
+    this.#busy++;
+    this.#deliveries = this.#deliveries
+      .then(async () => {
+        for (const entry of entries) await this.#deliverOne(entry);
+      })
+      .finally(() => {
+        this.#busy--;
+        this.#checkIdle();
+      });
+  }
+
+  async #deliverOne(entry: OutboxEntry): Promise<void> {
+    const proposal = entry.payload as Proposal;
+    try {
+      await this.outlet.deliver(proposal);
+    } catch (err) {
+      // Left un-acknowledged: delivered again on the next activation.
+      this.#emitError("deliver", err, proposal.causation);
+      return;
+    }
+    try {
+      await this.store.ackOutbox(entry.id);
+    } catch (err) {
+      this.#emitError("deliver", err, proposal.causation);
+    }
+    if (proposal.kind === "speak") {
+      for (const listener of this.#speechListeners) {
+        try {
+          listener(proposal);
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    } else if (proposal.kind === "log") {
+      this.emit({ type: "log", soulId: this.soulId, message: proposal.content });
+    }
+  }
+
+  #fire(entry: ScheduledEntry): void {
+    const stored = entry.perception as Partial<Perception>;
+    const params = entry.params ?? stored.params;
+    const input: PerceptionInput = {
+      action: stored.action ?? "scheduled",
+      content: stored.content ?? "",
+      name: stored.name ?? this.blueprint.name,
+      internal: true,
+      process: entry.process,
+      id: entry.id,
+      ts: entry.at,
+      ...(params ? { params } : {}),
+      ...(stored.meta ? { meta: stored.meta } : {}),
+    };
+    this.perceive(input)
+      .then((result) => {
+        if (result.reason !== "duplicate") return;
+        // Fired before a crash: if that perception was already processed, the schedule is spent.
+        const inbox = this.store.inboxEntry(entry.id);
+        if (inbox && inbox.status !== "pending") this.#dropSchedule(entry.id);
+      })
+      .catch((err: unknown) => {
+        this.#emitError("schedule", err, entry.id);
+        this.#dropSchedule(entry.id);
+      });
+  }
+
+  #dropSchedule(id: string): void {
+    this.#schedules.delete(id);
+    void this.#serialize(() => this.store.deleteSchedule(id)).catch((err: unknown) => this.#emitError("schedule", err, id));
+  }
+
+  #expire(): void {
+    this.status = "expired";
+    this.emit({ type: "expired", soulId: this.soulId });
+    this.#scheduler.clear();
+    this.actor.send({ type: "STOP" });
+  }
+
+  #cognitionFor(signal: AbortSignal): CognitionContext {
+    const base = this.#cognition ?? defaultCognitionContext();
+    const { models } = this.blueprint;
+    const ctx: CognitionContext = { ...base, signal, defaultModel: models.default ?? base.defaultModel };
+    if (Object.keys(models).some((k) => k !== "default")) {
+      ctx.modelSelector = ({ step, soul, requested }) => {
+        const wanted = requested ?? models[step];
+        return base.modelSelector?.({ step, soul, ...(wanted ? { requested: wanted } : {}) }) ?? wanted;
+      };
+    }
+    return ctx;
+  }
+
+  #emitError(phase: "commit" | "deliver" | "schedule", err: unknown, perceptionId?: string): void {
+    const message = (err as Error)?.message ?? String(err);
+    this.emit({ type: "error", soulId: this.soulId, phase, message, ...(perceptionId ? { perceptionId } : {}) });
+  }
+
+  #machineFailed(err: unknown): void {
+    this.emit({ type: "error", soulId: this.soulId, phase: "process", message: `soul machine failed: ${(err as Error)?.message ?? String(err)}` });
+    this.status = "stopped";
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,122 @@
+import type { ActorOptions } from "xstate";
+import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { ActorStore } from "../../runtime/store/types.ts";
+import type { SoulBlueprint } from "./defineSoul.ts";
+import { createInProcessOutlet, type Outlet } from "./outlet.ts";
+import type { PerceptionInput } from "./Perception.ts";
+import type { Proposal } from "./Proposal.ts";
+import { systemClock, type Clock } from "./scheduler.ts";
+import type { SoulEventListener } from "./SoulEvent.ts";
+import type { SoulMachine } from "./soulMachine.ts";
+import { SoulRuntime, type PerceiveResult, type SoulStatus } from "./SoulRuntime.ts";
+
+/** A store of many actors, as `runtime/store` opens it: the soul takes its own keyspace. */
+export interface ActorStoreProvider {
+  actor(id: string): ActorStore;
+}
+
+export interface CreateSoulOptions {
+  blueprint: SoulBlueprint;
+  id: string;
+  store: ActorStore | ActorStoreProvider;
+  outlet?: Outlet;
+  cognition?: CognitionContext;
+  /** XState's inspect option: the Stately inspector or ensoul's debugger. */
+  inspect?: ActorOptions<SoulMachine>["inspect"];
+  clock?: Clock;
+}
+
+export interface SoulStateView {
+  process: string;
+  previousProcess: string | undefined;
+  /** Committed turns. */
+  turn: number;
+  /** Perceptions queued behind the running one. */
+  pending: number;
+  running: boolean;
+  status: SoulStatus;
+  invocationCounts: Readonly<Record<string, number>>;
+}
+
+export interface Soul {
+  readonly id: string;
+  readonly blueprint: SoulBlueprint;
+  /** Records the perception in the inbox, then queues it; a duplicate id is dropped. */
+  perceive(input: PerceptionInput): Promise<PerceiveResult>;
+  /** A daimon's intuition: kept in soul memory `daimonicWhisper`; resolves when durable. */
+  whisper(content: string, source?: string): Promise<void>;
+  onSpeech(listener: (proposal: Proposal) => void): () => void;
+  onEvent(listener: SoulEventListener): () => void;
+  /** Resolves when no perception is queued or running and every write and delivery has settled. */
+  idle(): Promise<void>;
+  state(): SoulStateView;
+  /** The committed working memory and soul memory (what the last turn left). */
+  memory(): { workingMemory: WorkingMemory; soulMemory: Readonly<Record<string, unknown>> };
+  /** Epoch ms of the last perception or turn, for passivation. */
+  lastActivity(): number;
+  /** Finishes the running turn, cancels subprocesses and timers; queued perceptions wait in the inbox. */
+  stop(): Promise<void>;
+  /** Waits until idle, then stops: the soul can be rehydrated from the store with nothing lost. */
+  passivate(): Promise<void>;
+  /** The soul's machine actor, for inspection. */
+  readonly actor: SoulRuntime["actor"];
+}
+
+function isProvider(store: ActorStore | ActorStoreProvider): store is ActorStoreProvider {
+  return typeof (store as ActorStoreProvider).actor === "function" && !("actorId" in store);
+}
+
+/**
+ * Starts a soul from its blueprint, restored from the store exactly where its last committed
+ * turn left it: the same process, memories and counts; pending perceptions replayed in order;
+ * schedules re-armed; un-acknowledged speech delivered again.
+ */
+export function createSoul(options: CreateSoulOptions): Soul {
+  const store = isProvider(options.store) ? options.store.actor(options.id) : options.store;
+  const runtime = new SoulRuntime({
+    blueprint: options.blueprint,
+    id: options.id,
+    store,
+    outlet: options.outlet ?? createInProcessOutlet(),
+    clock: options.clock ?? systemClock,
+    ...(options.cognition ? { cognition: options.cognition } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+  });
+  return {
+    id: options.id,
+    blueprint: options.blueprint,
+    actor: runtime.actor,
+    perceive: (input) => runtime.perceive(input),
+    async whisper(content, source = "daimon") {
+      runtime.actor.send({ type: "WHISPER", content, source });
+      await runtime.flushed();
+    },
+    onSpeech: (listener) => runtime.onSpeech(listener),
+    onEvent: (listener) => runtime.onEvent(listener),
+    idle: () => runtime.idle(),
+    state() {
+      const committed = runtime.committed();
+      const snapshot = runtime.actor.getSnapshot();
+      return {
+        process: committed.currentProcess,
+        previousProcess: committed.previousProcess,
+        turn: committed.turn,
+        pending: snapshot.context.queue.length,
+        running: snapshot.context.perception !== null,
+        status: runtime.status,
+        invocationCounts: committed.invocationCounts,
+      };
+    },
+    memory() {
+      const committed = runtime.committed();
+      return { workingMemory: committed.memory, soulMemory: committed.soulMemory };
+    },
+    lastActivity: () => runtime.lastActivity,
+    stop: () => runtime.stop(),
+    async passivate() {
+      await runtime.idle();
+      await runtime.stop();
+    },
+  };
+}

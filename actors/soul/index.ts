@@ -1,0 +1,45 @@
+/**
+ * The soul actor: a blueprint compiled into an XState machine, run with Open Souls hooks,
+ * committed turn by turn to LMDB.
+ */
+export { defineSoul, SoulBlueprintError } from "./defineSoul.ts";
+export type { SoulBlueprint, SoulDefinition, SoulModels, ProcessDeclaration, DeclaredProcess, DeclaredSubprocess } from "./defineSoul.ts";
+export type {
+  MentalProcess,
+  MentalProcessArgs,
+  MemoryIntegrator,
+  MemoryIntegratorArgs,
+  ProcessParams,
+  ProcessRef,
+  ProcessResult,
+  TransitionOptions,
+} from "./MentalProcess.ts";
+export type { Perception, PerceptionInput } from "./Perception.ts";
+export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory } from "./hooks.ts";
+export type {
+  DispatchedAction,
+  PendingScheduledEvent,
+  ProcessManager,
+  ReadonlyRef,
+  Ref,
+  ScheduleEventOptions,
+  ScheduledPerception,
+  SoulActions,
+} from "./hooks.ts";
+export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memoryIntegrator.ts";
+export { createSoul } from "./createSoul.ts";
+export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from "./createSoul.ts";
+export type { PerceiveResult, SoulStatus } from "./SoulRuntime.ts";
+export { createSoulHost } from "./soulHost.ts";
+export type { SoulHost, SoulHostOptions, SoulRegistryEntry } from "./soulHost.ts";
+export { createInProcessOutlet } from "./outlet.ts";
+export type { Outlet, InProcessOutlet } from "./outlet.ts";
+export { isInterception } from "./Proposal.ts";
+export type { Proposal, ProposalKind, Interception, ReviewVerdict } from "./Proposal.ts";
+export type { SoulEvent, SoulEventListener, SoulErrorPhase } from "./SoulEvent.ts";
+export { createManualClock, systemClock } from "./scheduler.ts";
+export type { Clock, ManualClock } from "./scheduler.ts";
+export { createSoulMachine, MAX_EXECUTE_NOW } from "./soulMachine.ts";
+export type { SoulMachine, SoulMachineContext, SoulMachineEvent } from "./soulMachine.ts";
+export { createMemoryActorStore } from "./memoryActorStore.ts";
+export { currentTurn, type TurnScope } from "./turnScope.ts";

@@ -1,0 +1,74 @@
+import type {
+  ActorState,
+  ActorStore,
+  InboxEntry,
+  OutboxEntry,
+  ScheduledEntry,
+  TurnCommit,
+} from "../../runtime/store/types.ts";
+
+/**
+ * An ActorStore that keeps everything in memory: for benchmarks that measure the soul
+ * without LMDB, and for tests of logic that does not care about durability. It follows the
+ * contract (atomic turns, duplicate ids dropped, inbox order) but survives nothing.
+ */
+export function createMemoryActorStore(actorId: string): ActorStore {
+  let state: ActorState | undefined;
+  let seq = 0;
+  const inbox = new Map<string, InboxEntry>();
+  const outbox = new Map<string, OutboxEntry>();
+  const schedules = new Map<string, ScheduledEntry>();
+  const done = Promise.resolve();
+
+  return {
+    actorId,
+    loadState: () => state,
+    commitTurn(commit: TurnCommit) {
+      if (commit.inboxDone !== undefined && !inbox.has(commit.inboxDone)) {
+        return Promise.reject(new Error(`commitTurn: no inbox entry '${commit.inboxDone}' for ${actorId}`));
+      }
+      state = commit.state;
+      if (commit.inboxDone !== undefined) {
+        const entry = inbox.get(commit.inboxDone) as InboxEntry;
+        inbox.set(entry.id, { ...entry, status: "done", attempts: entry.attempts + 1 });
+      }
+      for (const entry of commit.outbox ?? []) outbox.set(entry.id, entry);
+      for (const entry of commit.schedulesPut ?? []) schedules.set(entry.id, entry);
+      for (const id of commit.schedulesDelete ?? []) schedules.delete(id);
+      return done;
+    },
+    receive(id, perception) {
+      if (inbox.has(id)) return Promise.resolve(false);
+      inbox.set(id, { id, perception, status: "pending", attempts: 0, receivedAt: Date.now(), seq: seq++ });
+      return Promise.resolve(true);
+    },
+    markError(id, error) {
+      const entry = inbox.get(id);
+      if (entry) inbox.set(id, { ...entry, status: "error", error, attempts: entry.attempts + 1 });
+      return done;
+    },
+    inboxEntry: (id) => inbox.get(id),
+    pendingInbox: () => [...inbox.values()].filter((e) => e.status === "pending").sort((a, b) => a.seq - b.seq),
+    pendingOutbox: () => [...outbox.values()],
+    ackOutbox(id) {
+      outbox.delete(id);
+      return done;
+    },
+    schedules: () => [...schedules.values()],
+    putSchedule(entry) {
+      schedules.set(entry.id, entry);
+      return done;
+    },
+    deleteSchedule(id) {
+      schedules.delete(id);
+      return done;
+    },
+    destroy() {
+      state = undefined;
+      inbox.clear();
+      outbox.clear();
+      schedules.clear();
+      return done;
+    },
+  };
+}

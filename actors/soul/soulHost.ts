@@ -1,0 +1,172 @@
+import { createStore } from "@xstate/store";
+import type { ActorOptions } from "xstate";
+import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import type { ActorStore } from "../../runtime/store/types.ts";
+import { createSoul, type ActorStoreProvider, type Soul } from "./createSoul.ts";
+import type { SoulBlueprint } from "./defineSoul.ts";
+import type { Outlet } from "./outlet.ts";
+import type { PerceptionInput } from "./Perception.ts";
+import { systemClock, type Clock } from "./scheduler.ts";
+import type { SoulMachine } from "./soulMachine.ts";
+import type { PerceiveResult } from "./SoulRuntime.ts";
+
+export interface SoulHostOptions {
+  store: ActorStoreProvider | ((id: string) => ActorStore);
+  /** The blueprint of each soul; one blueprint for all, or chosen by id. */
+  blueprint: SoulBlueprint | ((id: string) => SoulBlueprint);
+  outlet?: Outlet;
+  cognition?: CognitionContext;
+  clock?: Clock;
+  inspect?: ActorOptions<SoulMachine>["inspect"];
+  /** Told of every activation, to attach listeners to the fresh soul. */
+  onActivate?: (soul: Soul) => void;
+}
+
+export interface SoulRegistryEntry {
+  id: string;
+  status: "active" | "passivated";
+  /** Epoch ms of the latest activation or passivation. */
+  since: number;
+  activations: number;
+}
+
+type Registry = Record<string, SoulRegistryEntry>;
+
+function createSoulRegistry() {
+  return createStore({
+    context: { souls: {} as Registry },
+    on: {
+      activated: (ctx, e: { id: string; at: number }) => ({
+        souls: {
+          ...ctx.souls,
+          [e.id]: { id: e.id, status: "active" as const, since: e.at, activations: (ctx.souls[e.id]?.activations ?? 0) + 1 },
+        },
+      }),
+      passivated: (ctx, e: { id: string; at: number }) => {
+        const entry = ctx.souls[e.id];
+        if (!entry) return ctx;
+        return { souls: { ...ctx.souls, [e.id]: { ...entry, status: "passivated" as const, since: e.at } } };
+      },
+    },
+  });
+}
+
+export type SoulRegistry = ReturnType<typeof createSoulRegistry>;
+
+export interface SoulHost {
+  /** The live soul, activated from the store if it is not in memory. */
+  get(id: string): Promise<Soul>;
+  /** Activates the soul if needed and hands it the perception. */
+  perceive(id: string, input: PerceptionInput): Promise<PerceiveResult>;
+  /** Stops the soul once it is idle and drops it from memory; its state stays in the store. */
+  passivate(id: string): Promise<void>;
+  /** Passivates every idle soul with no activity for `olderThanMs`; returns their ids. */
+  passivateIdle(olderThanMs: number): Promise<string[]>;
+  /** Ids of the souls in memory now. */
+  live(): string[];
+  /** Which souls this host knows and whether each is live: reactive, inspectable. */
+  readonly registry: SoulRegistry;
+  /** Passivates every soul. */
+  close(): Promise<void>;
+}
+
+/**
+ * Keeps souls in memory while they are in use and lets idle ones go. A passivated soul is
+ * only its LMDB state; the next perception brings it back exactly as it was. A passivated
+ * soul with a scheduled event gets a wake-up timer, so the event still fires on time.
+ */
+export function createSoulHost(options: SoulHostOptions): SoulHost {
+  const clock = options.clock ?? systemClock;
+  const storeOf = (id: string): ActorStore =>
+    typeof options.store === "function" ? options.store(id) : options.store.actor(id);
+  const blueprintOf = (id: string): SoulBlueprint =>
+    typeof options.blueprint === "function" ? options.blueprint(id) : options.blueprint;
+  const registry = createSoulRegistry();
+  const live = new Map<string, Soul>();
+  const passivating = new Map<string, Promise<void>>();
+  const wakeups = new Map<string, unknown>();
+
+  const activate = (id: string): Soul => {
+    const wake = wakeups.get(id);
+    if (wake !== undefined) {
+      clock.clearTimeout(wake);
+      wakeups.delete(id);
+    }
+    const soul = createSoul({
+      blueprint: blueprintOf(id),
+      id,
+      store: storeOf(id),
+      clock,
+      ...(options.outlet ? { outlet: options.outlet } : {}),
+      ...(options.cognition ? { cognition: options.cognition } : {}),
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    });
+    live.set(id, soul);
+    registry.trigger.activated({ id, at: clock.now() });
+    options.onActivate?.(soul);
+    return soul;
+  };
+
+  const get = async (id: string): Promise<Soul> => {
+    for (;;) {
+      const pending = passivating.get(id);
+      if (!pending) break;
+      await pending;
+    }
+    return live.get(id) ?? activate(id);
+  };
+
+  const armWakeup = (id: string) => {
+    const schedules = storeOf(id).schedules();
+    if (schedules.length === 0) return;
+    const at = Math.min(...schedules.map((s) => s.at));
+    wakeups.set(
+      id,
+      clock.setTimeout(() => {
+        wakeups.delete(id);
+        if (!live.has(id)) void get(id);
+      }, Math.max(0, at - clock.now())),
+    );
+  };
+
+  const passivate = (id: string): Promise<void> => {
+    const soul = live.get(id);
+    if (!soul) return passivating.get(id) ?? Promise.resolve();
+    const done = (async () => {
+      try {
+        await soul.passivate();
+      } finally {
+        live.delete(id);
+        passivating.delete(id);
+        registry.trigger.passivated({ id, at: clock.now() });
+        armWakeup(id);
+      }
+    })();
+    passivating.set(id, done);
+    return done;
+  };
+
+  return {
+    get,
+    async perceive(id, input) {
+      return (await get(id)).perceive(input);
+    },
+    passivate,
+    async passivateIdle(olderThanMs) {
+      const cutoff = clock.now() - olderThanMs;
+      const idle = [...live.values()].filter((soul) => {
+        const state = soul.state();
+        return !state.running && state.pending === 0 && soul.lastActivity() <= cutoff;
+      });
+      await Promise.all(idle.map((soul) => passivate(soul.id)));
+      return idle.map((soul) => soul.id);
+    },
+    live: () => [...live.keys()],
+    registry,
+    async close() {
+      await Promise.all([...live.keys()].map(passivate));
+      for (const handle of wakeups.values()) clock.clearTimeout(handle);
+      wakeups.clear();
+    },
+  };
+}

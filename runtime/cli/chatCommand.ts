@@ -1,0 +1,87 @@
+import { resolve } from "node:path";
+import { createInProcessOutlet, createSoul, type SoulBlueprint } from "../../actors/soul/index.ts";
+import { builtinSouls, defaultSoulId } from "../../souls/index.ts";
+import type { CognitionContext } from "../cognition/index.ts";
+import { createInspection, type Inspection } from "../inspect/inspection.ts";
+import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
+import { openStore } from "../store/index.ts";
+import { CliError } from "./CliError.ts";
+import { runTerminalChat } from "./terminalChat.ts";
+
+export interface ChatCommandOptions {
+  soul?: string;
+  model?: string;
+  data: string;
+  user: string;
+  inspect?: string | boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function findBlueprint(id: string): SoulBlueprint {
+  const blueprint = builtinSouls[id];
+  if (!blueprint) {
+    throw new CliError(`unknown soul '${id}'; the souls that ship with ensoul are: ${Object.keys(builtinSouls).join(", ")}`);
+  }
+  return blueprint;
+}
+
+/** Describes where the words come from, without ever showing a key. */
+export function modelBanner(model: string): string {
+  return model.startsWith("offline:")
+    ? `${model} (the offline model: no ANTHROPIC_API_KEY or GROQ_API_KEY is set)`
+    : model;
+}
+
+/**
+ * `ensoul chat`: one soul in this process, on the in-process outlet, with its memory in LMDB,
+ * so the conversation continues where it left off the next time.
+ */
+export async function chatCommand(options: ChatCommandOptions): Promise<void> {
+  const env = options.env ?? process.env;
+  const soulId = options.soul ?? defaultSoulId;
+  const blueprint = findBlueprint(soulId);
+  const registry = createDefaultRegistry(env);
+  const defaultModel = options.model ?? blueprint.models.default ?? defaultModelName(env);
+  registry.resolve(defaultModel); // a bad --model fails here, before the chat starts
+  const cognition: CognitionContext = { registry, defaultModel };
+
+  const inspection: Inspection | undefined = options.inspect
+    ? createInspection(
+        typeof options.inspect === "string" && options.inspect.startsWith("ws")
+          ? { mode: "ws", url: options.inspect }
+          : { mode: "server", port: Number(options.inspect) || 8080 },
+      )
+    : undefined;
+
+  const store = openStore({ path: resolve(options.data) });
+  const outlet = createInProcessOutlet();
+  const soul = createSoul({ blueprint, id: soulId, store, outlet, cognition, inspect: inspection?.inspect });
+  const stopAll = async () => {
+    await soul.stop();
+    inspection?.stop();
+    await store.close();
+  };
+
+  try {
+    await runTerminalChat({
+      banner: `${blueprint.name} · ${modelBanner(defaultModel)} · memory in ${options.data}${
+        inspection?.url ? ` · inspector at ${inspection.url}` : ""
+      }`,
+      turn: async (text, say) => {
+        const offSpeech = outlet.onProposal((p) => {
+          if (p.kind === "speak") say.final(p.id, blueprint.name, p.content);
+        });
+        const offChunk = outlet.onChunk((c) => say.chunk(c.proposalId, blueprint.name, c.text));
+        try {
+          await soul.perceive({ action: "said", content: text, name: options.user });
+          await soul.idle();
+        } finally {
+          offSpeech();
+          offChunk();
+        }
+      },
+    });
+  } finally {
+    await stopAll();
+  }
+}

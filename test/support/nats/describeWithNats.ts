@@ -1,0 +1,30 @@
+/**
+ * The rule for a missing nats-server: skip locally with the install hint, fail in CI
+ * (`CI=true`), because a CI run that silently skipped every NATS test would report green
+ * for a bus that was never exercised.
+ */
+import { describe, it } from "vitest";
+import { INSTALL_HINT, natsAvailable } from "./natsServer.ts";
+
+/**
+ * `describe` for suites that need a real server. Missing binary: skipped with the install
+ * hint locally; a failing test in CI.
+ */
+export function describeWithNats(name: string, fn: () => void): void {
+  if (natsAvailable()) {
+    describe(name, fn);
+    return;
+  }
+  const message = `nats-server not found (looked in NATS_SERVER_BIN, PATH, /usr/sbin): ${INSTALL_HINT}`;
+  if (process.env.CI === "true") {
+    describe(name, () => {
+      it("requires nats-server in CI", () => {
+        throw new Error(message);
+      });
+    });
+    return;
+  }
+  console.warn(`[skip] ${name}: ${message}`);
+  describe.skip(`${name} (skipped: ${message})`, fn);
+}
+
