@@ -47,7 +47,7 @@ export class TurnCancelledError extends Error {
  */
 export class ProcessRun implements TurnScope {
   readonly host: RunHost;
-  readonly kind: RunKind;
+  kind: RunKind;
   readonly process: string;
   readonly perception: Perception;
   readonly draft: TurnDraft;
@@ -66,6 +66,12 @@ export class ProcessRun implements TurnScope {
     this.invocationCount = init.invocationCount;
     this.previousProcess = init.previousProcess;
     this.signal = init.signal;
+  }
+
+  /** The integrator has run; from here on the scope is the process's. */
+  beginProcess(): void {
+    this.kind = "process";
+    this.slot = 0;
   }
 
   get soulId(): string {

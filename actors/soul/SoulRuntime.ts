@@ -1,19 +1,20 @@
-import { monotonicFactory } from "ulid";
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
-import { defaultCognitionContext, runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "./Perception.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
-import { isInterception, type Proposal } from "./Proposal.ts";
+import type { Proposal } from "./Proposal.ts";
+import { ProposalFlow } from "./ProposalFlow.ts";
+import { normalizePerception, scheduledPerception } from "./perceptionInput.ts";
+import { cognitionForRun } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import {
   bindSoulMachineHost,
-  createSoulMachine,
-  restingProcessOf,
   restingSnapshot,
+  soulMachineOf,
   type RunInput,
   type RunOutput,
   type SoulMachine,
@@ -21,7 +22,7 @@ import {
   type SubprocessInput,
   type SubprocessOutput,
 } from "./soulMachine.ts";
-import { initialSoulState, soulStateFromActorState, toActorState, type SoulState } from "./SoulState.ts";
+import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
 import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
 import { runInTurn } from "./turnScope.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
@@ -35,6 +36,7 @@ export interface SoulRuntimeOptions {
   cognition?: CognitionContext;
   inspect?: ActorOptions<SoulMachine>["inspect"];
   clock: Clock;
+  onEvent?: (event: SoulEvent) => void;
 }
 
 export interface PerceiveResult {
@@ -47,16 +49,7 @@ export interface PerceiveResult {
 
 export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
 
-const machines = new WeakMap<SoulBlueprint, SoulMachine>();
-const nextId = monotonicFactory();
 const noop = () => undefined;
-
-/** One machine per blueprint, shared by every soul made from it. */
-export function soulMachineOf(blueprint: SoulBlueprint): SoulMachine {
-  let machine = machines.get(blueprint);
-  if (!machine) machines.set(blueprint, (machine = createSoulMachine(blueprint)));
-  return machine;
-}
 
 /**
  * A live soul: its machine actor, its committed state, and everything that moves data in and
@@ -82,11 +75,12 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #subprocesses: SubprocessPhase;
   readonly #children = new Set<AnyActorRef>();
   readonly #eventListeners = new Set<(event: SoulEvent) => void>();
-  readonly #speechListeners = new Set<(proposal: Proposal) => void>();
+  readonly #proposals: ProposalFlow;
   #idleWaiters: (() => void)[] = [];
   #writes: Promise<unknown> = Promise.resolve();
-  #deliveries: Promise<void> = Promise.resolve();
+  #writing = 0;
   #lastSend: Promise<unknown> = Promise.resolve();
+  #receiving = 0;
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
 
@@ -97,28 +91,27 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.store = options.store;
     this.outlet = options.outlet;
     this.#cognition = options.cognition;
+    if (options.onEvent) this.#eventListeners.add(options.onEvent);
     this.machine = soulMachineOf(options.blueprint);
     this.lastActivity = this.clock.now();
     this.#turns = new TurnRunner(this);
+    this.#proposals = new ProposalFlow({
+      soulId: this.soulId,
+      outlet: this.outlet,
+      store: this.store,
+      emit: (event) => this.emit(event),
+      busy: (delta) => {
+        this.#busy += delta;
+        if (delta < 0) this.#checkIdle();
+      },
+    });
     this.#subprocesses = new SubprocessPhase(this);
     this.#scheduler = new Scheduler(this.clock, (entry) => this.#fire(entry));
 
-    const stored = this.store.loadState();
-    const snapshotContext = (stored?.snapshot as { context?: { nextParams?: Record<string, unknown> | null } } | undefined)?.context;
-    this.#state = stored
-      ? soulStateFromActorState(this.blueprint.name, stored, snapshotContext?.nextParams ?? null)
-      : initialSoulState(this.blueprint.name, this.blueprint.initialProcess);
-    let current = restingProcessOf(this.blueprint, stored?.snapshot) ?? this.#state.currentProcess;
-    if (!this.blueprint.processes.has(current)) {
-      this.emit({
-        type: "error",
-        soulId: this.soulId,
-        phase: "restore",
-        message: `stored process '${current}' is not in blueprint '${this.blueprint.name}'; starting in '${this.blueprint.initialProcess}'`,
-      });
-      current = this.blueprint.initialProcess;
-      this.#state = { ...this.#state, currentProcess: current };
-    }
+    const restored = restoreSoulState(this.blueprint, this.store.loadState());
+    this.#state = restored.state;
+    const current = restored.state.currentProcess;
+    if (restored.problem) this.emit({ type: "error", soulId: this.soulId, phase: "restore", message: restored.problem });
     this.actor = createActor(this.machine, {
       id: this.soulId,
       snapshot: restingSnapshot(this.machine, current, this.#state.nextParams) as ActorOptions<SoulMachine>["snapshot"],
@@ -146,35 +139,48 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       this.#send(perception);
     }
     const outbox = this.store.pendingOutbox();
-    if (outbox.length) this.#deliver(outbox);
+    if (outbox.length) this.#proposals.deliver(outbox);
   }
 
   // ---- the soul's surface -------------------------------------------------------------
 
-  async perceive(input: PerceptionInput): Promise<PerceiveResult> {
+  perceive(input: PerceptionInput): Promise<PerceiveResult> {
     if (this.status === "expired" || this.#state.metadata["expired"] === true) {
-      return { accepted: false, id: input.id ?? "", reason: "expired" };
+      return Promise.resolve({ accepted: false, id: input.id ?? "", reason: "expired" });
     }
-    if (this.status !== "active" && this.status !== "stopping") throw new Error(`soul '${this.soulId}' is stopped`);
-    const perception = this.#normalize(input);
+    if (this.status !== "active" && this.status !== "stopping") return Promise.reject(new Error(`soul '${this.soulId}' is stopped`));
+    let perception: Perception;
+    try {
+      perception = normalizePerception(input, this.blueprint, this.clock.now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
     this.lastActivity = this.clock.now();
     this.#busy++;
-    const previous = this.#lastSend;
+    this.#receiving++;
     const received = this.store.receive(perception.id, perception);
-    // Inbox writes go out at once; PERCEIVE events follow in call order.
-    const sent = received.then(async (accepted) => {
-      await previous;
-      if (accepted) this.#send(perception);
-      return accepted;
-    });
-    this.#lastSend = sent.catch(noop);
-    try {
-      const accepted = await sent;
-      return accepted ? { accepted, id: perception.id } : { accepted, id: perception.id, reason: "duplicate" };
-    } finally {
-      this.#busy--;
-      this.#checkIdle();
-    }
+    // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
+    // finishes early waits for the ones before it (only when there are any).
+    const ordered = this.#receiving === 1 ? received : Promise.all([received, this.#lastSend]).then(([accepted]) => accepted);
+    const sent = ordered.then(
+      (accepted) => {
+        if (accepted) this.#send(perception);
+        this.#received();
+        return accepted ? { accepted, id: perception.id } : { accepted, id: perception.id, reason: "duplicate" as const };
+      },
+      (error: unknown) => {
+        this.#received();
+        throw error;
+      },
+    );
+    this.#lastSend = sent.then(noop, noop);
+    return sent;
+  }
+
+  #received(): void {
+    this.#receiving--;
+    this.#busy--;
+    this.#checkIdle();
   }
 
   whisper(content: string, source: string): void {
@@ -196,8 +202,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   onSpeech(listener: (proposal: Proposal) => void): () => void {
-    this.#speechListeners.add(listener);
-    return () => this.#speechListeners.delete(listener);
+    return this.#proposals.onSpeech(listener);
   }
 
   committed(): SoulState {
@@ -234,7 +239,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     }
     await this.#lastSend;
     await this.flushed();
-    await this.#deliveries;
+    await this.#proposals.settled();
     for (const child of this.#children) child.stop?.();
     this.#children.clear();
     this.actor.stop();
@@ -296,43 +301,11 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   invoke<T>(run: ProcessRun, fn: () => T): T {
-    return runWithCognition(this.#cognitionFor(run.signal), () => runInTurn(run, fn));
+    return runWithCognition(cognitionForRun(this.blueprint, this.#cognition, run.signal), () => runInTurn(run, fn));
   }
 
-  async review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
-    const proposals: Proposal[] = [];
-    for (const action of draft.actions) {
-      let proposal: Proposal = {
-        id: `${draft.turnId}:${action.seq}`,
-        soulId: this.soulId,
-        turnId: draft.turnId,
-        seq: action.seq,
-        kind: action.kind,
-        content: action.content,
-        causation: perception.id,
-        ts: action.ts,
-        ...(action.action !== undefined ? { action: action.action } : {}),
-        ...(action.data !== undefined ? { data: action.data } : {}),
-        ...(perception.meta !== undefined ? { meta: perception.meta } : {}),
-      };
-      if (this.outlet.review) {
-        let verdict;
-        try {
-          verdict = await this.outlet.review(proposal);
-        } catch (err) {
-          // Gates fail closed: a review that cannot decide blocks the proposal.
-          verdict = { intercepted: true as const, kind: "event" as const, reason: `review failed: ${(err as Error)?.message ?? String(err)}` };
-        }
-        if (isInterception(verdict)) {
-          this.emit({ type: "intercepted", soulId: this.soulId, proposal, kind: verdict.kind, reason: verdict.reason });
-          continue;
-        }
-        // A gate may change what is said, never which proposal it is.
-        proposal = { ...verdict, id: proposal.id, soulId: this.soulId, turnId: proposal.turnId, seq: proposal.seq };
-      }
-      proposals.push(proposal);
-    }
-    return proposals;
+  review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
+    return this.#proposals.review(draft, perception);
   }
 
   async commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState> {
@@ -362,7 +335,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       this.#scheduler.arm(entry);
       this.emit({ type: "scheduled", soulId: this.soulId, id: entry.id, process: entry.process, at: entry.at });
     }
-    if (outbox.length) this.#deliver(outbox);
+    if (outbox.length) this.#proposals.deliver(outbox);
     if (draft.expired) this.#expire();
     return state;
   }
@@ -399,93 +372,44 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   // ---- internals ----------------------------------------------------------------------
 
   #send(perception: Perception): void {
+    // A stopped soul leaves it in the inbox: the next activation replays it.
+    if (this.actor.getSnapshot().status !== "active") return;
     const routed = perception.internal === true && perception.process !== undefined;
     this.actor.send({ type: routed ? "SCHEDULED" : "PERCEIVE", perception });
-  }
-
-  #normalize(input: PerceptionInput): Perception {
-    for (const field of ["action", "content", "name"] as const) {
-      if (typeof input[field] !== "string") throw new TypeError(`perception.${field} must be a string, got ${typeof input[field]}`);
-    }
-    if (input.process !== undefined && !this.blueprint.processes.has(input.process)) {
-      throw new Error(`perception routed to unknown process '${input.process}' of soul '${this.blueprint.name}'`);
-    }
-    return { ...input, id: input.id ?? nextId(), ts: input.ts ?? this.clock.now() };
   }
 
   /** Every write that touches the soul's durable state goes through here, one at a time, in order. */
   #serialize<T>(write: () => Promise<T>): Promise<T> {
     this.#busy++;
-    const result = this.#writes.then(write);
-    this.#writes = result.then(noop, noop).finally(() => {
+    // With nothing in flight there is nothing to wait for: start at once, saving a hop per turn.
+    let result: Promise<T>;
+    try {
+      result = this.#writing === 0 ? write() : this.#writes.then(write);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    this.#writing++;
+    const settled = () => {
+      this.#writing--;
       this.#busy--;
       this.#checkIdle();
-    });
+    };
+    this.#writes = result.then(settled, settled);
     return result;
   }
 
   #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
-    return this.#serialize(async () => {
+    return this.#serialize(() => {
       const { state, commit } = build();
-      await this.store.commitTurn(commit);
-      this.#state = state;
-      return state;
+      return this.store.commitTurn(commit).then(() => {
+        this.#state = state;
+        return state;
+      });
     });
   }
 
-  #deliver(entries: OutboxEntry[]): void {
-    this.#busy++;
-    this.#deliveries = this.#deliveries
-      .then(async () => {
-        for (const entry of entries) await this.#deliverOne(entry);
-      })
-      .finally(() => {
-        this.#busy--;
-        this.#checkIdle();
-      });
-  }
-
-  async #deliverOne(entry: OutboxEntry): Promise<void> {
-    const proposal = entry.payload as Proposal;
-    try {
-      await this.outlet.deliver(proposal);
-    } catch (err) {
-      // Left un-acknowledged: delivered again on the next activation.
-      this.#emitError("deliver", err, proposal.causation);
-      return;
-    }
-    try {
-      await this.store.ackOutbox(entry.id);
-    } catch (err) {
-      this.#emitError("deliver", err, proposal.causation);
-    }
-    if (proposal.kind === "speak") {
-      for (const listener of this.#speechListeners) {
-        try {
-          listener(proposal);
-        } catch {
-          // A listener's failure is its own.
-        }
-      }
-    } else if (proposal.kind === "log") {
-      this.emit({ type: "log", soulId: this.soulId, message: proposal.content });
-    }
-  }
-
   #fire(entry: ScheduledEntry): void {
-    const stored = entry.perception as Partial<Perception>;
-    const params = entry.params ?? stored.params;
-    const input: PerceptionInput = {
-      action: stored.action ?? "scheduled",
-      content: stored.content ?? "",
-      name: stored.name ?? this.blueprint.name,
-      internal: true,
-      process: entry.process,
-      id: entry.id,
-      ts: entry.at,
-      ...(params ? { params } : {}),
-      ...(stored.meta ? { meta: stored.meta } : {}),
-    };
+    const input = scheduledPerception(entry, this.blueprint.name);
     this.perceive(input)
       .then((result) => {
         if (result.reason !== "duplicate") return;
@@ -509,19 +433,6 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.emit({ type: "expired", soulId: this.soulId });
     this.#scheduler.clear();
     this.actor.send({ type: "STOP" });
-  }
-
-  #cognitionFor(signal: AbortSignal): CognitionContext {
-    const base = this.#cognition ?? defaultCognitionContext();
-    const { models } = this.blueprint;
-    const ctx: CognitionContext = { ...base, signal, defaultModel: models.default ?? base.defaultModel };
-    if (Object.keys(models).some((k) => k !== "default")) {
-      ctx.modelSelector = ({ step, soul, requested }) => {
-        const wanted = requested ?? models[step];
-        return base.modelSelector?.({ step, soul, ...(wanted ? { requested: wanted } : {}) }) ?? wanted;
-      };
-    }
-    return ctx;
   }
 
   #emitError(phase: "commit" | "deliver" | "schedule", err: unknown, perceptionId?: string): void {

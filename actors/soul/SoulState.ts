@@ -1,6 +1,8 @@
 import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { ActorState } from "../../runtime/store/types.ts";
+import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
+import { restingProcessOf } from "./soulMachine.ts";
 
 /**
  * A soul's committed state, held live between turns. It is replaced as a whole when a commit
@@ -64,4 +66,21 @@ export function toActorState(state: SoulState, snapshot: unknown): ActorState {
   };
   if (state.previousProcess !== undefined) out.previousProcess = state.previousProcess;
   return out;
+}
+
+/**
+ * The state a soul starts from: what the store holds, resting in the process its snapshot
+ * names. A process the blueprint no longer has is reported, and the soul starts over in the
+ * initial process with its memories intact.
+ */
+export function restoreSoulState(blueprint: SoulBlueprint, stored: ActorState | undefined): { state: SoulState; problem?: string } {
+  if (!stored) return { state: initialSoulState(blueprint.name, blueprint.initialProcess) };
+  const context = (stored.snapshot as { context?: { nextParams?: ProcessParams | null } } | undefined)?.context;
+  const state = soulStateFromActorState(blueprint.name, stored, context?.nextParams ?? null);
+  const current = restingProcessOf(blueprint, stored.snapshot) ?? state.currentProcess;
+  if (blueprint.processes.has(current)) return { state: current === state.currentProcess ? state : { ...state, currentProcess: current } };
+  return {
+    state: { ...state, currentProcess: blueprint.initialProcess, nextParams: null },
+    problem: `stored process '${current}' is not in blueprint '${blueprint.name}'; starting in '${blueprint.initialProcess}'`,
+  };
 }

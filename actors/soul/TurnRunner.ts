@@ -128,22 +128,29 @@ export class TurnRunner {
       draft.resetProcess(name);
     } else previous = turn.lastPrevious;
 
-    const init = { process: name, perception, draft, previousProcess: previous, signal };
-    if (input.chain === 0) {
-      const integration = new ProcessRun(this.#soul.runHost, { ...init, kind: "integrator", invocationCount: 0 });
-      draft.memory = await this.#soul.invoke(integration, () =>
-        blueprint.memoryIntegrator({
+    // One scope for the integrator and the process: it starts as the integrator's (its own
+    // hook slots) and becomes the process's before the process runs.
+    const run = new ProcessRun(this.#soul.runHost, {
+      process: name,
+      perception,
+      draft,
+      previousProcess: previous,
+      signal,
+      kind: input.chain === 0 ? "integrator" : "process",
+      invocationCount: draft.invocationCount(name),
+    });
+    const result = await this.#soul.invoke(run, async () => {
+      if (input.chain === 0) {
+        draft.memory = await blueprint.memoryIntegrator({
           perception,
           workingMemory: draft.memory,
           soul: { name: blueprint.name, persona: blueprint.persona },
           currentProcess: name,
-        }),
-      );
-    }
-    const run = new ProcessRun(this.#soul.runHost, { ...init, kind: "process", invocationCount: draft.invocationCount(name) });
-    const result = await this.#soul.invoke(run, () =>
-      declared.process({ workingMemory: draft.memory, params: input.params ?? {} }),
-    );
+        });
+        run.beginProcess();
+      }
+      return declared.process({ workingMemory: draft.memory, params: input.params ?? {} });
+    });
     const parsed = parseResult(blueprint, name, result);
     draft.memory = parsed.memory;
     draft.countInvocation(name);
@@ -179,9 +186,10 @@ export class TurnRunner {
 
   async #finish(turn: ActiveTurn, out: RunOutput): Promise<void> {
     const { draft, perception } = turn;
-    await Promise.all(draft.streams);
-    await draft.memory.finished;
-    const proposals = await this.#soul.review(draft, perception);
+    // Each await costs a promise on every turn; the common turn has nothing to wait for.
+    if (draft.streams.length) await Promise.all(draft.streams);
+    if (draft.memory.isPending) await draft.memory.finished;
+    const proposals = draft.actions.length ? await this.#soul.review(draft, perception) : [];
     const base = this.#soul.committed();
     let previous: string | undefined;
     if (turn.returnsToOrigin) previous = base.previousProcess;

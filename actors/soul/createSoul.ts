@@ -25,6 +25,8 @@ export interface CreateSoulOptions {
   /** XState's inspect option: the Stately inspector or ensoul's debugger. */
   inspect?: ActorOptions<SoulMachine>["inspect"];
   clock?: Clock;
+  /** Attached before the soul restores, so events of the restore itself are seen too. */
+  onEvent?: SoulEventListener;
 }
 
 export interface SoulStateView {
@@ -82,6 +84,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
     clock: options.clock ?? systemClock,
     ...(options.cognition ? { cognition: options.cognition } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   return {
     id: options.id,

@@ -92,15 +92,16 @@ export function useActions(): SoulActions {
       }
       const action = act("speak", "");
       const proposalId = `${draft.turnId}:${action.seq}`;
-      draft.streams.push(
-        (async () => {
-          for await (const chunk of text) {
-            if (run.signal.aborted) throw new TurnCancelledError(`speech of '${run.process}'`);
-            action.content += chunk;
-            host.chunk(proposalId, chunk);
-          }
-        })(),
-      );
+      const streamed = (async () => {
+        for await (const chunk of text) {
+          if (run.signal.aborted) throw new TurnCancelledError(`speech of '${run.process}'`);
+          action.content += chunk;
+          host.chunk(proposalId, chunk);
+        }
+      })();
+      // The turn awaits it before committing; a turn that fails first must not leave it unhandled.
+      streamed.catch(() => undefined);
+      draft.streams.push(streamed);
     },
     log(...args) {
       act("log", args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" "));

@@ -144,6 +144,7 @@ const soulSetup = setup({
       perception: null,
       runParams: null,
     }),
+    handOver: assign({ perception: null, runParams: null }),
     turnFailed: assign({ chain: 0, perception: null, runParams: null }),
     markStopping: assign({ stopping: true }),
     cancelSubprocesses: ({ system }) => hostOf(system).cancelSubprocesses(),
@@ -168,7 +169,52 @@ const soulSetup = setup({
   },
 });
 
-function processState(name: string, successors: readonly string[]) {
+/** With no subprocesses to run, the hand-over is decided from the context, with no actor to start. */
+function handOverState(targets: readonly string[]) {
+  return soulSetup.createStateConfig({
+    always: [
+      ...targets.map((to) => ({
+        guard: { type: "isCurrent" as const, params: { process: to } },
+        target: `#soul.${to}.idle`,
+        actions: "handOver" as const,
+      })),
+      { target: "#soul.returning", actions: "handOver" },
+    ],
+  });
+}
+
+function subprocessState(name: string, targets: readonly string[]) {
+  return soulSetup.createStateConfig({
+    on: {
+      PERCEIVE: { actions: ["enqueue", "cancelSubprocesses"] },
+      SCHEDULED: { actions: ["enqueue", "cancelSubprocesses"] },
+      STOP: { actions: ["markStopping", "cancelSubprocesses"] },
+    },
+    invoke: {
+      src: "subprocesses",
+      input: ({ context, event }) => {
+        const out = outputOf<RunOutput>(event);
+        return {
+          process: name,
+          next: out?.next ?? context.current,
+          params: out ? out.params : context.nextParams,
+          perception: context.perception as Perception,
+        };
+      },
+      onDone: [
+        ...targets.map((to) => ({
+          guard: { type: "nextIs" as const, params: { process: to } },
+          target: `#soul.${to}.idle`,
+          actions: "settle" as const,
+        })),
+        { target: "#soul.returning", actions: "settle" },
+      ],
+      onError: { target: "#soul.returning", actions: "settle" },
+    },
+  });
+}
+
+function processState(name: string, successors: readonly string[], hasSubprocesses: boolean) {
   const targets = [name, ...successors];
   return soulSetup.createStateConfig({
     initial: "idle",
@@ -202,34 +248,7 @@ function processState(name: string, successors: readonly string[]) {
           onError: { target: "#soul.returning", actions: "turnFailed" },
         },
       },
-      subprocesses: {
-        on: {
-          PERCEIVE: { actions: ["enqueue", "cancelSubprocesses"] },
-          SCHEDULED: { actions: ["enqueue", "cancelSubprocesses"] },
-          STOP: { actions: ["markStopping", "cancelSubprocesses"] },
-        },
-        invoke: {
-          src: "subprocesses",
-          input: ({ context, event }) => {
-            const out = outputOf<RunOutput>(event);
-            return {
-              process: name,
-              next: out?.next ?? context.current,
-              params: out ? out.params : context.nextParams,
-              perception: context.perception as Perception,
-            };
-          },
-          onDone: [
-            ...targets.map((to) => ({
-              guard: { type: "nextIs" as const, params: { process: to } },
-              target: `#soul.${to}.idle`,
-              actions: "settle" as const,
-            })),
-            { target: "#soul.returning", actions: "settle" },
-          ],
-          onError: { target: "#soul.returning", actions: "settle" },
-        },
-      },
+      subprocesses: hasSubprocesses ? subprocessState(name, targets) : handOverState(targets),
     },
   });
 }
@@ -238,7 +257,10 @@ function processState(name: string, successors: readonly string[]) {
 export function createSoulMachine(blueprint: SoulBlueprint) {
   const names = [...blueprint.processes.keys()];
   const states: Record<string, ReturnType<typeof processState>> = {};
-  for (const declared of blueprint.processes.values()) states[declared.name] = processState(declared.name, declared.next);
+  const hasSubprocesses = blueprint.subprocesses.length > 0;
+  for (const declared of blueprint.processes.values()) {
+    states[declared.name] = processState(declared.name, declared.next, hasSubprocesses);
+  }
   return soulSetup.createMachine({
     id: "soul",
     context: {
@@ -283,6 +305,15 @@ export function createSoulMachine(blueprint: SoulBlueprint) {
 }
 
 export type SoulMachine = ReturnType<typeof createSoulMachine>;
+
+const machines = new WeakMap<SoulBlueprint, SoulMachine>();
+
+/** One machine per blueprint, shared by every soul made from it. */
+export function soulMachineOf(blueprint: SoulBlueprint): SoulMachine {
+  let machine = machines.get(blueprint);
+  if (!machine) machines.set(blueprint, (machine = createSoulMachine(blueprint)));
+  return machine;
+}
 export type SoulSnapshot = SnapshotFrom<SoulMachine>;
 
 /** The context of a soul at rest in `current`: what a turn-boundary snapshot holds. */
@@ -292,6 +323,21 @@ export function restingContext(current: string, nextParams: ProcessParams | null
 
 /** The persisted snapshot of a soul resting in `current`, as a turn commit stores it. */
 export function restingSnapshot(machine: SoulMachine, current: string, nextParams: ProcessParams | null): unknown {
+  // Resting snapshots with no params are the same every time: built once per process, as
+  // every turn commit stores one. Nothing mutates them (XState replaces context, never edits it).
+  if (nextParams === null) {
+    let cache = restingCache.get(machine);
+    if (!cache) restingCache.set(machine, (cache = new Map()));
+    let cached = cache.get(current);
+    if (cached === undefined) cache.set(current, (cached = buildRestingSnapshot(machine, current, null)));
+    return cached;
+  }
+  return buildRestingSnapshot(machine, current, nextParams);
+}
+
+const restingCache = new WeakMap<SoulMachine, Map<string, unknown>>();
+
+function buildRestingSnapshot(machine: SoulMachine, current: string, nextParams: ProcessParams | null): unknown {
   const snapshot = machine.resolveState({ value: { [current]: "idle" }, context: restingContext(current, nextParams) });
   return machine.getPersistedSnapshot(snapshot);
 }

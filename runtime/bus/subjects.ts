@@ -31,6 +31,11 @@ export function isValidName(value: unknown): value is string {
   return typeof value === "string" && value.length > 0 && value.length <= NAME_MAX_LENGTH && NAME_PATTERN.test(value);
 }
 
+function assertSoulVerb(verb: unknown): SoulVerb {
+  if (typeof verb === "string" && (SOUL_VERBS as readonly string[]).includes(verb)) return verb as SoulVerb;
+  throw new InvalidNameError("soul verb", verb, `must be one of ${SOUL_VERBS.join(", ")}`);
+}
+
 /** The JetStream stream that holds a cluster's durable traffic. */
 export function streamName(cluster: string): string {
   return `ENSOUL_${assertName("cluster", cluster)}`;
@@ -64,10 +69,7 @@ export interface ClusterSubjects {
 export function clusterSubjects(cluster: string): ClusterSubjects {
   const c = assertName("cluster", cluster);
   const base = `${SUBJECT_ROOT}.${c}`;
-  const soul = (soulId: string, verb: SoulVerb): string => {
-    if (!(SOUL_VERBS as readonly string[]).includes(verb)) throw new InvalidNameError("soul verb", verb, `must be one of ${SOUL_VERBS.join(", ")}`);
-    return `${base}.soul.${assertName("soulId", soulId)}.${verb}`;
-  };
+  const soul = (soulId: string, verb: SoulVerb): string => `${base}.soul.${assertName("soulId", soulId)}.${assertSoulVerb(verb)}`;
   return {
     cluster: c,
     soul,
@@ -75,7 +77,7 @@ export function clusterSubjects(cluster: string): ClusterSubjects {
     whisper: (soulId) => soul(soulId, "whisper"),
     says: (soulId) => soul(soulId, "says"),
     events: (soulId) => soul(soulId, "events"),
-    allSouls: (verb) => soul("x", verb).replace(`${base}.soul.x.`, `${base}.soul.*.`),
+    allSouls: (verb) => `${base}.soul.*.${assertSoulVerb(verb)}`,
     gateVerify: (skill) => `${base}.gate.${assertName("skill", skill)}.verify`,
     node: (nodeId, verb) => `${base}.node.${assertName("nodeId", nodeId)}.${assertName("node verb", verb)}`,
     nodeControl: (nodeId) => `${base}.node.${assertName("nodeId", nodeId)}.>`,

@@ -103,10 +103,22 @@ export interface ActorStore {
 export interface StoreOptions {
   /** Data directory; default `./.ensoul`. */
   path?: string;
-  /** LMDB map size in bytes. */
+  /**
+   * LMDB map size in bytes: the most the data file may hold. lmdb-js would otherwise grow
+   * the map on demand, so when this is set the store enforces it and refuses, with a
+   * StoreError and nothing written, a write that could take the file past it. Unset, the
+   * map grows as needed and only the disk limits it.
+   */
   mapSize?: number;
   /** Trade durability for speed in tests and benchmarks (no fsync). */
   noSync?: boolean;
+  /**
+   * When writes resolve. `"commit"` (default): once the transaction is committed, which
+   * survives the process being killed; the fsync follows at once, off the write lock.
+   * `"flush"`: also wait for that fsync, so a resolved turn survives power loss too.
+   * See runtime/store/environment.ts for the trade-off.
+   */
+  durability?: "commit" | "flush";
 }
 
 export class StoreError extends Error {

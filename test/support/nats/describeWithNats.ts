@@ -15,7 +15,7 @@ export function describeWithNats(name: string, fn: () => void): void {
     describe(name, fn);
     return;
   }
-  const message = `nats-server not found (looked in NATS_SERVER_BIN, PATH, /usr/sbin): ${INSTALL_HINT}`;
+  const message = `nats-server not found (looked in ${process.env.NATS_SERVER_BIN ? `NATS_SERVER_BIN=${process.env.NATS_SERVER_BIN}` : "PATH and /usr/sbin"}): ${INSTALL_HINT}`;
   if (process.env.CI === "true") {
     describe(name, () => {
       it("requires nats-server in CI", () => {

@@ -5,6 +5,7 @@
  * No vitest import here: the benchmark uses this file outside the test runner.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -39,13 +40,19 @@ export interface NatsServerHandle {
 
 let cachedBinary: string | null | undefined;
 
-/** Path of the nats-server binary (NATS_SERVER_BIN, PATH, /usr/sbin, /usr/local/bin), or null. */
+/**
+ * Path of the nats-server binary, or null. NATS_SERVER_BIN, when set, is the only place
+ * looked at (so `NATS_SERVER_BIN=/nonexistent` shows what a machine without it does);
+ * otherwise PATH, then /usr/sbin (Debian puts it there, outside a non-root PATH).
+ */
 export function natsAvailable(): string | null {
   if (cachedBinary !== undefined) return cachedBinary;
   const candidates: string[] = [];
   if (process.env.NATS_SERVER_BIN) candidates.push(process.env.NATS_SERVER_BIN);
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) if (dir) candidates.push(join(dir, "nats-server"));
-  candidates.push("/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server");
+  else {
+    for (const dir of (process.env.PATH ?? "").split(delimiter)) if (dir) candidates.push(join(dir, "nats-server"));
+    candidates.push("/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server");
+  }
   cachedBinary = null;
   for (const c of candidates) {
     try {
@@ -73,28 +80,38 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once the server greets a TCP client with its INFO line. */
-async function waitForInfo(port: number, deadlineMs: number, exited: () => string | null): Promise<void> {
+/** Resolves once a server named `name` greets a TCP client on the port with its INFO line. */
+async function waitForInfo(port: number, name: string, deadlineMs: number, exited: () => string | null): Promise<void> {
   const start = Date.now();
   for (;;) {
     const why = exited();
     if (why) throw new Error(`nats-server exited before accepting connections: ${why}`);
-    const ok = await new Promise<boolean>((resolve) => {
+    const info = await new Promise<string | null>((resolve) => {
       const sock = createConnection({ host: "127.0.0.1", port });
       let buf = "";
-      const done = (v: boolean) => {
+      const done = (v: string | null) => {
         sock.destroy();
         resolve(v);
       };
-      sock.setTimeout(500, () => done(false));
+      sock.setTimeout(500, () => done(null));
       sock.on("data", (d) => {
         buf += d.toString("utf8");
-        if (buf.startsWith("INFO ")) done(true);
+        const eol = buf.indexOf("\r\n");
+        if (eol >= 0) done(buf.startsWith("INFO ") ? buf.slice(5, eol) : null);
       });
-      sock.on("error", () => done(false));
+      sock.on("error", () => done(null));
     });
-    if (ok) return;
-    if (Date.now() - start > deadlineMs) throw new Error(`nats-server did not accept connections on 127.0.0.1:${port} within ${deadlineMs} ms`);
+    // Another test file's server on the same port must not pass for ours.
+    if (info !== null) {
+      let serverName = "";
+      try {
+        serverName = String((JSON.parse(info) as { server_name?: unknown }).server_name ?? "");
+      } catch {
+        // not JSON: not a nats-server
+      }
+      if (serverName === name) return;
+    }
+    if (Date.now() - start > deadlineMs) throw new Error(`nats-server ${name} did not accept connections on 127.0.0.1:${port} within ${deadlineMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -115,25 +132,29 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   if (!bin) throw new Error(`nats-server not found: ${INSTALL_HINT}`);
   installExitHook();
   const jetstream = opts.jetstream ?? true;
-  const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "ensoul-nats-"));
   const storeDir = join(dir, "js");
-  const args = ["-a", "127.0.0.1", "-p", String(port), "-n", `ensoul-test-${port}`];
-  if (jetstream) args.push("-js", "-sd", storeDir);
+  const name = `ensoul-test-${process.pid}-${randomBytes(4).toString("hex")}`;
+  let configPath: string | null = null;
   if (opts.config) {
-    const configPath = join(dir, "server.conf");
+    configPath = join(dir, "server.conf");
     writeFileSync(configPath, opts.config);
-    args.push("-c", configPath);
   }
+  const argsFor = (port: number) => {
+    const args = ["-a", "127.0.0.1", "-p", String(port), "-n", name];
+    if (jetstream) args.push("-js", "-sd", storeDir);
+    if (configPath) args.push("-c", configPath);
+    return args;
+  };
 
   let child: ChildProcess | null = null;
   let exitReason: string | null = null;
   let stderrTail = "";
 
-  const start = async () => {
+  const start = async (port: number) => {
     exitReason = null;
     stderrTail = "";
-    const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn(bin, argsFor(port), { stdio: ["ignore", "ignore", "pipe"] });
     child = proc;
     live.add(proc);
     proc.stderr?.on("data", (d: Buffer) => {
@@ -144,7 +165,12 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       exitReason = `code ${code} signal ${signal}\n${stderrTail}`;
       if (child === proc) child = null;
     });
-    await waitForInfo(port, 10_000, () => exitReason);
+    try {
+      await waitForInfo(port, name, 10_000, () => exitReason);
+    } catch (err) {
+      await terminate("SIGKILL");
+      throw err;
+    }
   };
 
   const terminate = async (signal: NodeJS.Signals) => {
@@ -157,7 +183,20 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
     clearTimeout(timer);
   };
 
-  await start();
+  // A free port can be taken by someone else between our probe and the server's bind: try another.
+  let port = opts.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start(port);
+      break;
+    } catch (err) {
+      if (opts.port !== undefined || attempt >= 5) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+      port = await freePort();
+    }
+  }
 
   return {
     url: `nats://127.0.0.1:${port}`,
@@ -170,7 +209,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
     kill: () => terminate("SIGKILL"),
     async restart() {
       await terminate("SIGTERM");
-      await start();
+      await start(port);
     },
     async dispose() {
       await terminate("SIGTERM");

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openStore, type Store } from "../../../runtime/store/index.ts";
 import type { ActorStore } from "../../../runtime/store/types.ts";
-import { createMemoryActorStore } from "../../../actors/soul/memoryActorStore.ts";
 
 /** An LMDB environment in a temp dir that a test can close and reopen, as a restart would. */
 export interface TestEnv {
@@ -13,18 +13,17 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
-export async function openTestEnv(): Promise<TestEnv> {
-  const dir = mkdtempSync(join(tmpdir(), "ensoul-soul-"));
-  const stores = new Map<string, ActorStore>();
+export async function openTestEnv(dir = mkdtempSync(join(tmpdir(), "ensoul-soul-"))): Promise<TestEnv> {
+  let store: Store = openStore({ path: dir, noSync: true });
   return {
     dir,
-    actor(id) {
-      let store = stores.get(id);
-      if (!store) stores.set(id, (store = createMemoryActorStore(id)));
-      return store;
+    actor: (id) => store.actor(id),
+    async reopen() {
+      await store.close();
+      store = openStore({ path: dir, noSync: true });
     },
-    async reopen() {},
     async close() {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

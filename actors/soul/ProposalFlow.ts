@@ -1,0 +1,116 @@
+import type { ActorStore, OutboxEntry } from "../../runtime/store/types.ts";
+import type { Outlet } from "./outlet.ts";
+import type { Perception } from "./Perception.ts";
+import { isInterception, type Proposal, type ReviewVerdict } from "./Proposal.ts";
+import type { SoulEvent } from "./SoulEvent.ts";
+import type { TurnDraft } from "./TurnDraft.ts";
+
+export interface ProposalFlowOptions {
+  soulId: string;
+  outlet: Outlet;
+  store: Pick<ActorStore, "ackOutbox">;
+  emit(event: SoulEvent): void;
+  /** Counts deliveries in flight, so the soul is not idle while one is under way. */
+  busy(delta: 1 | -1): void;
+}
+
+/**
+ * The way out of a soul: a turn's actions become proposals, pass review (the gate chain),
+ * and, once the turn has committed them to the outbox, are delivered in order and
+ * acknowledged. A delivery that fails stays in the outbox for the next activation.
+ */
+export class ProposalFlow {
+  readonly #o: ProposalFlowOptions;
+  readonly #speechListeners = new Set<(proposal: Proposal) => void>();
+  #deliveries: Promise<void> = Promise.resolve();
+
+  constructor(options: ProposalFlowOptions) {
+    this.#o = options;
+  }
+
+  onSpeech(listener: (proposal: Proposal) => void): () => void {
+    this.#speechListeners.add(listener);
+    return () => this.#speechListeners.delete(listener);
+  }
+
+  /** Resolves when every delivery started so far has finished. */
+  settled(): Promise<void> {
+    return this.#deliveries;
+  }
+
+  async review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
+    const { soulId, outlet, emit } = this.#o;
+    const proposals: Proposal[] = [];
+    for (const action of draft.actions) {
+      let proposal: Proposal = {
+        id: `${draft.turnId}:${action.seq}`,
+        soulId,
+        turnId: draft.turnId,
+        seq: action.seq,
+        kind: action.kind,
+        content: action.content,
+        causation: perception.id,
+        ts: action.ts,
+        ...(action.action !== undefined ? { action: action.action } : {}),
+        ...(action.data !== undefined ? { data: action.data } : {}),
+        ...(perception.meta !== undefined ? { meta: perception.meta } : {}),
+      };
+      if (outlet.review) {
+        let verdict: ReviewVerdict;
+        try {
+          verdict = await outlet.review(proposal);
+        } catch (err) {
+          // Gates fail closed: a review that cannot decide blocks the proposal.
+          verdict = { intercepted: true, kind: "event", reason: `review failed: ${(err as Error)?.message ?? String(err)}` };
+        }
+        if (isInterception(verdict)) {
+          emit({ type: "intercepted", soulId, proposal, kind: verdict.kind, reason: verdict.reason });
+          continue;
+        }
+        // A gate may change what is said, never which proposal it is.
+        proposal = { ...verdict, id: proposal.id, soulId, turnId: proposal.turnId, seq: proposal.seq };
+      }
+      proposals.push(proposal);
+    }
+    return proposals;
+  }
+
+  deliver(entries: OutboxEntry[]): void {
+    this.#o.busy(1);
+    this.#deliveries = this.#deliveries
+      .then(async () => {
+        for (const entry of entries) await this.#deliverOne(entry);
+      })
+      .finally(() => this.#o.busy(-1));
+  }
+
+  async #deliverOne(entry: OutboxEntry): Promise<void> {
+    const { soulId, outlet, store, emit } = this.#o;
+    const proposal = entry.payload as Proposal;
+    const failed = (err: unknown) =>
+      emit({ type: "error", soulId, phase: "deliver", message: (err as Error)?.message ?? String(err), ...(proposal.causation ? { perceptionId: proposal.causation } : {}) });
+    try {
+      await outlet.deliver(proposal);
+    } catch (err) {
+      // Left un-acknowledged: delivered again on the next activation.
+      failed(err);
+      return;
+    }
+    try {
+      await store.ackOutbox(entry.id);
+    } catch (err) {
+      failed(err);
+    }
+    if (proposal.kind === "speak") {
+      for (const listener of this.#speechListeners) {
+        try {
+          listener(proposal);
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    } else if (proposal.kind === "log") {
+      emit({ type: "log", soulId, message: proposal.content });
+    }
+  }
+}

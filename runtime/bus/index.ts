@@ -1,0 +1,76 @@
+/**
+ * The bus: one Bus interface, two implementations (in-process, NATS), the subject
+ * namespace, the envelope codec and the dead-letter record. docs/PROTOCOL.md describes the
+ * same things as a wire protocol for clients in other languages.
+ */
+export type {
+  Bus,
+  BusHeaders,
+  BusMessage,
+  DurableConsumer,
+  DurableHandler,
+  DurableMessage,
+  DurableOptions,
+  HandlerErrorReporter,
+  MessageHandler,
+  PublishOptions,
+  RequestOptions,
+  SubscribeOptions,
+  Subscription,
+} from "./Bus.ts";
+export { createInProcessBus, type InProcessBusOptions } from "./inProcessBus.ts";
+export { connectNatsBus, type NatsBusOptions } from "./natsBus.ts";
+export { MSG_ID_HEADER } from "./natsMessages.ts";
+export {
+  assertName,
+  clusterSubjects,
+  isValidName,
+  NAME_MAX_LENGTH,
+  parseSubject,
+  SOUL_VERBS,
+  streamName,
+  streamSubjects,
+  SUBJECT_ROOT,
+  type ClusterSubjects,
+  type ParsedSubject,
+  type SoulVerb,
+} from "./subjects.ts";
+export { assertPublishSubject, assertSubscribeSubject, subjectMatches } from "./subjectMatch.ts";
+export {
+  bodySchemas,
+  decodeEnvelope,
+  DEFAULT_MAX_ENVELOPE_BYTES,
+  encodeEnvelope,
+  ENVELOPE_KINDS,
+  ENVELOPE_VERSION,
+  EnvelopeError,
+  envelopeSchema,
+  isKind,
+  makeEnvelope,
+  VERDICTS,
+  type BodyByKind,
+  type CodecOptions,
+  type DecodeResult,
+  type Envelope,
+  type EnvelopeKind,
+  type EventBody,
+  type MakeEnvelopeOptions,
+  type PerceptionBody,
+  type ProposalBody,
+  type SpeechBody,
+  type VerdictBody,
+  type WhisperBody,
+} from "./envelope.ts";
+export { deadLetter, decodeDeadLetter, encodeDeadLetter, makeDeadLetter, DEAD_LETTER_HEAD_BYTES, type DeadLetter, type DeadLetterInput } from "./dead.ts";
+export { acceptEnvelopes, type AcceptOptions } from "./receive.ts";
+export {
+  BusClosedError,
+  BusError,
+  BusTimeoutError,
+  DurablePublishError,
+  InvalidNameError,
+  InvalidSubjectError,
+  NoRespondersError,
+  NotDurableSubjectError,
+  PayloadTooLargeError,
+} from "./errors.ts";

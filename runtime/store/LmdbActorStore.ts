@@ -1,0 +1,152 @@
+/**
+ * One actor's view of the store: the ActorStore contract over LMDB. A handle is cheap (it
+ * holds no LMDB resources of its own), and every method reads or writes only keys that
+ * start with this actor's id.
+ */
+import type { AtomicWriter } from "./AtomicWriter.ts";
+import type { Databases } from "./environment.ts";
+import { Inbox } from "./Inbox.ts";
+import { assertEntryId, assertToken, prefixRange } from "./keys.ts";
+import { LmdbKvNamespace, type KvNamespace } from "./KvNamespace.ts";
+import { assertOutboxEntry, Outbox } from "./Outbox.ts";
+import { assertScheduledEntry, Schedules } from "./Schedules.ts";
+import { StoreError, type ActorState, type ActorStore, type InboxEntry, type OutboxEntry, type ScheduledEntry, type TurnCommit } from "./types.ts";
+
+/** ActorStore plus what the LMDB store adds: failed entries, retries, pruning, kv namespaces. */
+export interface LmdbActorStore extends ActorStore {
+  /** Entries whose processing failed, in arrival order, each with its error and attempts. */
+  failedInbox(): InboxEntry[];
+  /** Puts a failed entry back among the pending ones, at its original arrival place. */
+  retryInbox(id: string): Promise<void>;
+  /** Removes done entries received more than `olderThanMs` ago; resolves with how many. */
+  pruneInbox(olderThanMs: number): Promise<number>;
+  /** A key/value namespace in this actor's keyspace (see KvNamespace). */
+  kv<V = unknown>(namespace: string): KvNamespace<V>;
+}
+
+function assertState(actorId: string, state: ActorState): void {
+  if (typeof state !== "object" || state === null) throw new StoreError(`commitTurn for actor ${actorId}: state must be an object`);
+  if (!Number.isSafeInteger(state.turn) || state.turn < 0) {
+    throw new StoreError(`commitTurn for actor ${actorId}: state.turn must be a non-negative integer, got ${String(state.turn)}`);
+  }
+  if (typeof state.currentProcess !== "string") throw new StoreError(`commitTurn for actor ${actorId}: state.currentProcess must be a string`);
+}
+
+/** Every check that needs no transaction, so a malformed commit is refused with nothing written. */
+function assertCommit(actorId: string, commit: TurnCommit): void {
+  if (typeof commit !== "object" || commit === null) throw new StoreError(`commitTurn for actor ${actorId}: commit must be an object`);
+  assertState(actorId, commit.state);
+  if (commit.inboxDone !== undefined) assertEntryId("inbox id", commit.inboxDone);
+  for (const entry of commit.outbox ?? []) assertOutboxEntry(entry);
+  for (const entry of commit.schedulesPut ?? []) assertScheduledEntry(entry);
+  for (const id of commit.schedulesDelete ?? []) assertEntryId("schedule id", id);
+}
+
+export class LmdbActorStoreImpl implements LmdbActorStore {
+  readonly actorId: string;
+  readonly #dbs: Databases;
+  readonly #writer: AtomicWriter;
+  readonly #inbox: Inbox;
+  readonly #outbox: Outbox;
+  readonly #schedules: Schedules;
+
+  /** `actorId` must already be valid (Store checks it). */
+  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
+    this.actorId = actorId;
+    this.#dbs = dbs;
+    this.#writer = writer;
+    this.#inbox = new Inbox(actorId, dbs, writer);
+    this.#outbox = new Outbox(actorId, dbs, writer);
+    this.#schedules = new Schedules(actorId, dbs, writer);
+  }
+
+  loadState(): ActorState | undefined {
+    this.#writer.ensureOpen();
+    return this.#dbs.state.get([this.actorId]);
+  }
+
+  /**
+   * One transaction: state, inbox entry done, outbox entries, schedule changes. Any throw
+   * inside it (an unknown inbox id, a value msgpack cannot encode) aborts all of it.
+   */
+  commitTurn(commit: TurnCommit): Promise<void> {
+    try {
+      assertCommit(this.actorId, commit);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { state, inboxDone, outbox = [], schedulesPut = [], schedulesDelete = [] } = commit;
+    const sizes = (): unknown[] => [state, ...outbox, ...schedulesPut, inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone)];
+    return this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
+      void this.#dbs.state.put([this.actorId], state);
+      if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
+      for (const entry of outbox) this.#outbox.putInTransaction(entry);
+      for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
+      for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);
+    });
+  }
+
+  receive(id: string, perception: unknown): Promise<boolean> {
+    return this.#inbox.receive(id, perception);
+  }
+
+  markError(id: string, error: string): Promise<void> {
+    return this.#inbox.markError(id, error);
+  }
+
+  retryInbox(id: string): Promise<void> {
+    return this.#inbox.retry(id);
+  }
+
+  inboxEntry(id: string): InboxEntry | undefined {
+    return this.#inbox.entry(id);
+  }
+
+  pendingInbox(): InboxEntry[] {
+    return this.#inbox.pending();
+  }
+
+  failedInbox(): InboxEntry[] {
+    return this.#inbox.failed();
+  }
+
+  pruneInbox(olderThanMs: number): Promise<number> {
+    return this.#inbox.prune(olderThanMs);
+  }
+
+  pendingOutbox(): OutboxEntry[] {
+    return this.#outbox.pending();
+  }
+
+  ackOutbox(id: string): Promise<void> {
+    return this.#outbox.ack(id);
+  }
+
+  schedules(): ScheduledEntry[] {
+    return this.#schedules.list();
+  }
+
+  putSchedule(entry: ScheduledEntry): Promise<void> {
+    return this.#schedules.put(entry);
+  }
+
+  deleteSchedule(id: string): Promise<void> {
+    return this.#schedules.delete(id);
+  }
+
+  kv<V = unknown>(namespace: string): KvNamespace<V> {
+    return new LmdbKvNamespace<V>(this.actorId, assertToken("kv namespace", namespace), this.#dbs, this.#writer);
+  }
+
+  /** Removes every key of this actor from every database, in one transaction. */
+  destroy(): Promise<void> {
+    const range = prefixRange([this.actorId]);
+    return this.#writer.write(`destroy actor ${this.actorId}`, null, () => {
+      for (const db of Object.values(this.#dbs) as Databases[keyof Databases][]) {
+        // Collected first: removing under a live cursor would move it.
+        const keys = [...db.getKeys(range)];
+        for (const key of keys) void db.remove(key);
+      }
+    });
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * An actor's outbox: what a committed turn wants published, kept until the bus (or the
+ * in-process outlet) acknowledges it, so a crash between commit and publish re-publishes
+ * instead of losing speech. Entries are written by the turn's own transaction; the stable
+ * entry id lets the receiving side drop a re-publish.
+ *
+ * Keyed by `[actorId, id]` so an ack is a single delete; each record also carries a
+ * per-actor sequence, because ids (turn id + n) need not sort in creation order.
+ */
+import type { AtomicWriter } from "./AtomicWriter.ts";
+import type { Databases } from "./environment.ts";
+import { assertEntryId, prefixRange } from "./keys.ts";
+import { nextSequence } from "./sequence.ts";
+import { StoreError, type OutboxEntry } from "./types.ts";
+
+/** Checks an entry before any transaction starts, so a bad one is refused with nothing written. */
+export function assertOutboxEntry(entry: OutboxEntry): void {
+  if (typeof entry !== "object" || entry === null) throw new StoreError(`invalid outbox entry: must be an object, got ${entry === null ? "null" : typeof entry}`);
+  assertEntryId("outbox id", entry.id);
+  if (typeof entry.target !== "string" || entry.target.length === 0) {
+    throw new StoreError(`invalid outbox entry ${JSON.stringify(entry.id)}: target must be a non-empty string`);
+  }
+  if (!Number.isFinite(entry.createdAt)) throw new StoreError(`invalid outbox entry ${JSON.stringify(entry.id)}: createdAt must be a number`);
+}
+
+export class Outbox {
+  readonly #actorId: string;
+  readonly #dbs: Databases;
+  readonly #writer: AtomicWriter;
+
+  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
+    this.#actorId = actorId;
+    this.#dbs = dbs;
+    this.#writer = writer;
+  }
+
+  /** Entries not yet acknowledged, oldest first. */
+  pending(): OutboxEntry[] {
+    this.#writer.ensureOpen();
+    const records = [...this.#dbs.outbox.getRange(prefixRange([this.#actorId]))].map(({ value }) => value);
+    return records.sort((a, b) => a.seq - b.seq).map((record) => record.entry);
+  }
+
+  /** Inside a turn's transaction. A re-committed id replaces its entry and keeps its place. */
+  putInTransaction(entry: OutboxEntry): void {
+    const key = [this.#actorId, entry.id];
+    const seq = this.#dbs.outbox.get(key)?.seq ?? nextSequence(this.#dbs.meta, this.#actorId, "outboxSeq");
+    void this.#dbs.outbox.put(key, { seq, entry });
+  }
+
+  /** Removes a published entry. Acknowledging an unknown or already acknowledged id is a no-op. */
+  ack(id: string): Promise<void> {
+    try {
+      assertEntryId("outbox id", id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#writer.write(`ackOutbox ${JSON.stringify(id)} for actor ${this.#actorId}`, null, () => {
+      void this.#dbs.outbox.remove([this.#actorId, id]);
+    });
+  }
+}

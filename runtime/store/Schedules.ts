@@ -1,0 +1,65 @@
+/**
+ * An actor's scheduled events (`scheduleEvent` in Open Souls): kept by id so the scheduler
+ * can re-arm them after a restart. A turn may add or cancel schedules in its own commit;
+ * the scheduler may also put or delete one on its own (a fired event, a cancellation).
+ */
+import type { AtomicWriter } from "./AtomicWriter.ts";
+import type { Databases } from "./environment.ts";
+import { assertEntryId, prefixRange } from "./keys.ts";
+import { StoreError, type ScheduledEntry } from "./types.ts";
+
+/** Checks an entry before any transaction starts. */
+export function assertScheduledEntry(entry: ScheduledEntry): void {
+  if (typeof entry !== "object" || entry === null) throw new StoreError(`invalid scheduled entry: must be an object, got ${entry === null ? "null" : typeof entry}`);
+  assertEntryId("schedule id", entry.id);
+  if (!Number.isFinite(entry.at)) throw new StoreError(`invalid scheduled entry ${JSON.stringify(entry.id)}: at must be epoch milliseconds`);
+  if (typeof entry.process !== "string" || entry.process.length === 0) {
+    throw new StoreError(`invalid scheduled entry ${JSON.stringify(entry.id)}: process must be a non-empty string`);
+  }
+}
+
+export class Schedules {
+  readonly #actorId: string;
+  readonly #dbs: Databases;
+  readonly #writer: AtomicWriter;
+
+  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
+    this.#actorId = actorId;
+    this.#dbs = dbs;
+    this.#writer = writer;
+  }
+
+  /** Every scheduled entry, soonest first (ties by id, so the order is stable). */
+  list(): ScheduledEntry[] {
+    this.#writer.ensureOpen();
+    const entries = [...this.#dbs.schedules.getRange(prefixRange([this.#actorId]))].map(({ value }) => value);
+    return entries.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  putInTransaction(entry: ScheduledEntry): void {
+    void this.#dbs.schedules.put([this.#actorId, entry.id], entry);
+  }
+
+  deleteInTransaction(id: string): void {
+    void this.#dbs.schedules.remove([this.#actorId, id]);
+  }
+
+  put(entry: ScheduledEntry): Promise<void> {
+    try {
+      assertScheduledEntry(entry);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#writer.write(`putSchedule ${JSON.stringify(entry.id)} for actor ${this.#actorId}`, () => [entry], () => this.putInTransaction(entry));
+  }
+
+  /** Deleting an unknown id is a no-op: the schedule may already have fired and been removed. */
+  delete(id: string): Promise<void> {
+    try {
+      assertEntryId("schedule id", id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#writer.write(`deleteSchedule ${JSON.stringify(id)} for actor ${this.#actorId}`, null, () => this.deleteInTransaction(id));
+  }
+}

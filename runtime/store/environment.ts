@@ -1,0 +1,115 @@
+/**
+ * The LMDB environment of one data directory and its named databases. A node opens one
+ * environment and every actor lives in it, in its own key range, so a turn that touches
+ * state, inbox, outbox and schedules is still one LMDB transaction.
+ *
+ * Durability, and why these options:
+ *
+ * - `overlappingSync` (lmdb-js's default off Windows, kept explicitly): a commit writes its
+ *   pages and switches the meta page, releases the write lock, and then fsyncs on the
+ *   writer thread while the next transaction already runs. A committed transaction is in
+ *   the OS page cache the moment the commit returns, so killing the process (SIGKILL, OOM,
+ *   a crash) cannot lose it: on reopen lmdb-js takes the last committed transaction when
+ *   the machine has not rebooted. An OS crash or power loss before the fsync finishes can
+ *   lose the last few turns; the meta-page protocol then rolls back to the last flushed
+ *   turn, whole, never a torn one. `durability: "flush"` closes that window by also awaiting
+ *   the fsync (`env.flushed`) before a write resolves, at the cost of the disk's fsync
+ *   latency on every turn (still not blocking the event loop or the next commit).
+ * - `commitDelay` stays 0: writes queued in one event turn are batched into one
+ *   transaction anyway, and any delay would be added to every turn's latency.
+ * - `noSync` (tests and benchmarks only): no fsync at all. Commits still reach the page
+ *   cache, so even this survives a killed process, but an OS crash can corrupt the file.
+ * - No lmdb `cache`: reads are synchronous memory-mapped lookups already, and a cache in
+ *   front of them would be one more thing to keep coherent with aborted transactions.
+ */
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { open, type Database, type Key, type RootDatabase, type RootDatabaseOptionsWithPath } from "lmdb";
+import type { ActorState, InboxEntry, OutboxEntry, ScheduledEntry, StoreOptions } from "./types.ts";
+import { StoreError } from "./types.ts";
+
+export const DEFAULT_PATH = "./.ensoul";
+
+/** An outbox entry with its per-actor creation order, which its id alone does not give. */
+export interface StoredOutbox {
+  seq: number;
+  entry: OutboxEntry;
+}
+
+/** The named databases. Each key starts with the actor id (see keys.ts). */
+export interface Databases {
+  /** `[actorId]` → the last committed state. */
+  state: Database<ActorState, Key>;
+  /** `[actorId, envelopeId]` → the entry, kept after it is done so a redelivery is recognised. */
+  inbox: Database<InboxEntry, Key>;
+  /** `[actorId, seq]` → envelope id, for entries not yet done: arrival order without a sort. */
+  inboxQueue: Database<string, Key>;
+  /** `[actorId, outboxId]` → entry with its creation order; removed when acknowledged. */
+  outbox: Database<StoredOutbox, Key>;
+  /** `[actorId, scheduleId]` → entry. */
+  schedules: Database<ScheduledEntry, Key>;
+  /** `[actorId, namespace, ...key]` → value, for features built on the store later. */
+  kv: Database<unknown, Key>;
+  /** `[actorId, counterName]` → number: per-actor sequences. */
+  meta: Database<number, Key>;
+}
+
+export interface StoreEnvironment {
+  readonly path: string;
+  readonly root: RootDatabase;
+  readonly dbs: Databases;
+  /** The enforced size limit in bytes, or undefined when the map may grow freely. */
+  readonly mapSizeLimit: number | undefined;
+  readonly durability: "commit" | "flush";
+}
+
+/** The lmdb-js options for a store's environment, shared with the benchmark's raw floor. */
+export function lmdbOptions(options: StoreOptions = {}): RootDatabaseOptionsWithPath {
+  const path = resolve(options.path ?? DEFAULT_PATH);
+  const noSync = options.noSync === true;
+  return {
+    path,
+    // A data directory, even when its name has a dot in it (lmdb-js would take it for a file).
+    noSubdir: false,
+    maxDbs: 16,
+    commitDelay: 0,
+    // lmdb-js forces this off under noSync; setting it here documents the choice above.
+    overlappingSync: !noSync && process.platform !== "win32",
+    noSync,
+    ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
+  };
+}
+
+function checkOptions(options: StoreOptions): void {
+  const { mapSize, durability } = options;
+  if (mapSize !== undefined && (!Number.isSafeInteger(mapSize) || mapSize < 64 * 1024)) {
+    throw new StoreError(`invalid store.mapSize ${String(mapSize)}: must be an integer number of bytes, at least 65536`);
+  }
+  if (durability !== undefined && durability !== "commit" && durability !== "flush") {
+    throw new StoreError(`invalid store.durability ${JSON.stringify(durability)}: must be "commit" or "flush"`);
+  }
+}
+
+/** Opens (creating if needed) the data directory's environment and its databases. */
+export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
+  checkOptions(options);
+  const lmdb = lmdbOptions(options);
+  const path = lmdb.path as string;
+  let root: RootDatabase;
+  try {
+    mkdirSync(path, { recursive: true });
+    root = open(lmdb);
+  } catch (error) {
+    throw new StoreError(`cannot open LMDB environment at ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const dbs: Databases = {
+    state: root.openDB<ActorState, Key>({ name: "state" }),
+    inbox: root.openDB<InboxEntry, Key>({ name: "inbox" }),
+    inboxQueue: root.openDB<string, Key>({ name: "inboxQueue" }),
+    outbox: root.openDB<StoredOutbox, Key>({ name: "outbox" }),
+    schedules: root.openDB<ScheduledEntry, Key>({ name: "schedules" }),
+    kv: root.openDB<unknown, Key>({ name: "kv" }),
+    meta: root.openDB<number, Key>({ name: "meta" }),
+  };
+  return { path, root, dbs, mapSizeLimit: options.mapSize, durability: options.durability ?? "commit" };
+}

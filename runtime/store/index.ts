@@ -1,0 +1,22 @@
+/**
+ * Persistence: one LMDB environment per node, a key range per actor, one transaction per
+ * turn. See DESIGN.md, "Persistence (LMDB)".
+ */
+export { openStore, type Store } from "./Store.ts";
+export type { LmdbActorStore } from "./LmdbActorStore.ts";
+export type { KvEntry, KvKey, KvNamespace, KvRangeOptions } from "./KvNamespace.ts";
+export type { KeyPart } from "./keys.ts";
+export { ACTOR_ID_MAX_LENGTH, assertActorId } from "./keys.ts";
+export { DEFAULT_PATH } from "./environment.ts";
+export {
+  StoreError,
+  type ActorState,
+  type ActorStore,
+  type InboxEntry,
+  type InboxStatus,
+  type OutboxEntry,
+  type ScheduledEntry,
+  type SerializedMemory,
+  type StoreOptions,
+  type TurnCommit,
+} from "./types.ts";
