@@ -7,7 +7,7 @@ import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
 import { normalizePerception, scheduledPerception } from "./perceptionInput.ts";
-import { cognitionForRun } from "./soulCognition.ts";
+import { soulCognition } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
@@ -69,6 +69,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   #state: SoulState;
   readonly #cognition: CognitionContext | undefined;
+  #soulCognition: CognitionContext | undefined;
   readonly #schedules = new Map<string, ScheduledEntry>();
   readonly #scheduler: Scheduler;
   readonly #turns: TurnRunner;
@@ -301,7 +302,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   invoke<T>(run: ProcessRun, fn: () => T): T {
-    return runWithCognition(cognitionForRun(this.blueprint, this.#cognition, run.signal), () => runInTurn(run, fn));
+    return runWithCognition({ ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal }, () => runInTurn(run, fn));
   }
 
   review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {

@@ -1,3 +1,4 @@
+import type { Memory } from "../../runtime/cognition/Memory.ts";
 import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { ActorState } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
@@ -55,7 +56,7 @@ export function soulStateFromActorState(soulName: string, state: ActorState, nex
 
 export function toActorState(state: SoulState, snapshot: unknown): ActorState {
   const out: ActorState = {
-    workingMemory: state.memory.toJSON(),
+    workingMemory: serializeMemory(state.memory),
     soulMemory: state.soulMemory as Record<string, unknown>,
     processMemory: state.processMemory as Record<string, unknown[]>,
     currentProcess: state.currentProcess,
@@ -83,4 +84,13 @@ export function restoreSoulState(blueprint: SoulBlueprint, stored: ActorState | 
     state: { ...state, currentProcess: blueprint.initialProcess, nextParams: null },
     problem: `stored process '${current}' is not in blueprint '${blueprint.name}'; starting in '${blueprint.initialProcess}'`,
   };
+}
+
+/**
+ * WorkingMemory's plain-data form without `toJSON()`'s defensive copy: its memories are
+ * frozen and never change, so the store can encode them as they are. This runs on every
+ * turn, over the whole conversation.
+ */
+function serializeMemory(memory: WorkingMemory): SerializedWorkingMemory {
+  return { soulName: memory.soulName, memories: memory.memories as Memory[], regionOrder: memory.regionOrder as string[] };
 }

@@ -2,19 +2,19 @@ import { defaultCognitionContext, type CognitionContext } from "../../runtime/co
 import type { SoulBlueprint } from "./defineSoul.ts";
 
 /**
- * The cognition context of one run: the soul's (or the embedded default), with the run's
- * abort signal and the blueprint's model choices. A step's explicit model wins, then the
+ * The cognition context of a soul: the one it was given (or the embedded default) with the
+ * blueprint's model choices; each run adds its own abort signal. A step's explicit model wins, then the
  * blueprint's entry for that step, then the context's own selector and default.
  */
-export function cognitionForRun(blueprint: SoulBlueprint, base: CognitionContext | undefined, signal: AbortSignal): CognitionContext {
+export function soulCognition(blueprint: SoulBlueprint, base: CognitionContext | undefined): CognitionContext {
   const ctx = base ?? defaultCognitionContext();
   const { models } = blueprint;
-  const run: CognitionContext = { ...ctx, signal, defaultModel: models.default ?? ctx.defaultModel };
+  const soul: CognitionContext = { ...ctx, defaultModel: models.default ?? ctx.defaultModel };
   if (Object.keys(models).some((k) => k !== "default")) {
-    run.modelSelector = ({ step, soul, requested }) => {
+    soul.modelSelector = ({ step, soul: soulName, requested }) => {
       const wanted = requested ?? models[step];
-      return ctx.modelSelector?.({ step, soul, ...(wanted ? { requested: wanted } : {}) }) ?? wanted;
+      return ctx.modelSelector?.({ step, soul: soulName, ...(wanted ? { requested: wanted } : {}) }) ?? wanted;
     };
   }
-  return run;
+  return soul;
 }

@@ -38,6 +38,7 @@ export class AtomicWriter {
   readonly #limit: MapLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(env: StoreEnvironment) {
     this.#root = env.root;
@@ -109,12 +110,14 @@ export class AtomicWriter {
     }
   }
 
-  /** Refuses new writes, lets those already queued finish, flushes, then closes LMDB. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /** Refuses new writes, lets those already queued finish, flushes, then closes LMDB. Every call gets the same promise. */
+  close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#inFlight]);
-    await this.#root.flushed;
-    await this.#root.close();
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inFlight]);
+      await this.#root.flushed;
+      await this.#root.close();
+    })();
+    return this.#closing;
   }
 }

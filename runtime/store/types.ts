@@ -75,7 +75,7 @@ export interface ActorStore {
   readonly actorId: string;
   /** The last committed state, or undefined for a new actor. Synchronous, as LMDB reads are. */
   loadState(): ActorState | undefined;
-  /** Applies the whole turn atomically; resolves when it is durable. */
+  /** Applies the whole turn atomically; resolves when it is durable (as `StoreOptions.durability` defines). */
   commitTurn(commit: TurnCommit): Promise<void>;
 
   /**
