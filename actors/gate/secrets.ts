@@ -58,7 +58,11 @@ export function createSecretScanner(options: { vault?: Readonly<Record<string, s
   return {
     scan(text) {
       const found: SecretFinding[] = [];
-      for (const { label, pattern } of patterns) if (pattern.test(text)) found.push({ label });
+      for (const { label, pattern } of patterns) {
+        // A caller's pattern may carry the g or y flag, which makes test() stateful.
+        pattern.lastIndex = 0;
+        if (pattern.test(text)) found.push({ label });
+      }
       for (const { label, value } of vaultValues) if (text.includes(value)) found.push({ label });
       return found;
     },

@@ -109,6 +109,10 @@ interface Conversation {
   speaker?: string;
   /** What the last user message said, cleaned and shortened. Empty when there is none. */
   said: string;
+  /** Something the user said before the last message, so replies show the memory at work. */
+  earlier?: string;
+  /** How many user messages the conversation holds. */
+  userTurns: number;
 }
 
 const SNIPPET_MAX = 100;
@@ -122,20 +126,26 @@ function readConversation(messages: readonly ChatMessage[]): Conversation {
     /Model the (?:mind|psyche) of ([^.\n]+)\./.exec(command)?.[1]?.trim() ??
     undefined;
 
-  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const users = messages.filter((m) => m.role === "user");
+  const lastUser = users.at(-1);
   let said = "";
   let speaker = lastUser?.name;
   if (lastUser) {
-    let text = lastFencedBlock(lastUser.content) ?? lastUser.content;
-    // Open Souls perceptions arrive as `Name said: "text"`.
-    const perception = /^\s*([^\n:"]{1,60}?) [a-z][\w ]{0,30}: "([\s\S]*)"\s*$/.exec(text);
-    if (perception) {
-      speaker ??= perception[1];
-      text = perception[2];
-    }
-    said = snippet(text);
+    const read = userText(lastUser.content);
+    speaker ??= read.speaker;
+    said = snippet(read.text);
   }
-  return { seed, command, soulName, speaker, said };
+  // The longest earlier message is usually the one with something worth remembering.
+  const earlierTexts = users.slice(0, -1).map((m) => snippet(userText(m.content).text));
+  const earlier = earlierTexts.reduce<string | undefined>((best, t) => (t.length > (best?.length ?? 0) ? t : best), undefined);
+  return { seed, command, soulName, speaker, said, earlier, userTurns: users.length };
+}
+
+/** A user message's text: inside the prompt's fence, without Open Souls' `Name said: "..."` frame. */
+function userText(content: string): { text: string; speaker?: string } {
+  const text = lastFencedBlock(content) ?? content;
+  const perception = /^\s*([^\n:"]{1,60}?) [a-z][\w ]{0,30}: "([\s\S]*)"\s*$/.exec(text);
+  return perception ? { text: perception[2], speaker: perception[1] } : { text };
 }
 
 /** The inner text of the last fenced block: where prompts put the (untrusted) user message. */
@@ -179,12 +189,16 @@ function dialogueLine(c: Conversation): string {
   if (!c.said) {
     return "Hello! I'm the offline model, running without a language model, so my answers are simple echoes.";
   }
+  if (c.userTurns <= 1) {
+    return `Hello${c.speaker ? `, ${c.speaker}` : ""}! You said "${c.said}". I'm running on the offline model: no language model is connected, so I can keep you company and remember what you tell me, but not really think.`;
+  }
   const variants = [
     `You said "${c.said}". I'm the offline model, with no language model behind me, so I can only echo that back.`,
     `(offline model) I heard "${c.said}", but without a language model connected I can't say much more.`,
     `I'm the offline model, so I can't really think about "${c.said}", but I did hear it.`,
   ];
-  return pick(variants, c.seed, "dialogue");
+  const recall = c.earlier && c.earlier !== c.said ? ` Earlier you told me "${c.earlier}".` : "";
+  return `${pick(variants, c.seed, "dialogue")}${recall}`;
 }
 
 function thoughtLine(c: Conversation): string {

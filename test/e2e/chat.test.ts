@@ -62,6 +62,8 @@ describe("ensoul chat on the offline model", () => {
     expect(result.stdout).toMatch(/offline/i);
     // Answers are built from the conversation, not canned.
     expect(answers[2].toLowerCase()).toContain("tea");
+    // Later answers draw on what was said before: the working memory reaches the model.
+    expect(answers[2]).toContain('Earlier you told me "what is your name?"');
   });
 
   it("remembers the conversation across runs (LMDB in the data dir)", async () => {

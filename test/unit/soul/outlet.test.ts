@@ -10,7 +10,7 @@ import {
   type Proposal,
 } from "../../../actors/soul/index.ts";
 import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
-import { deferred, record, said } from "../../support/soul/helpers.ts";
+import { deferred, record, said, until } from "../../support/soul/helpers.ts";
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -97,6 +97,7 @@ describe("outlet", () => {
       outlet,
     });
     await soul.perceive(said("hi"));
+    await until(() => events.length > 0);
     await new Promise((r) => setTimeout(r, 10));
     expect(events).toEqual(["chunk Hello "]);
     expect(env.actor("s").loadState()).toBeUndefined();

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { externalDialog, internalMonologue } from "../../../runtime/cognition/steps/index.ts";
+import type { CognitionContext } from "../../../runtime/cognition/CognitionContext.ts";
+import { createOfflineModel } from "../../../runtime/providers/offline.ts";
+import { ModelRegistry } from "../../../runtime/providers/registry.ts";
+import {
+  createInProcessOutlet,
+  createSoul,
+  defineSoul,
+  useActions,
+  usePerceptions,
+  useSoulMemory,
+  type MentalProcess,
+} from "../../../actors/soul/index.ts";
+import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { record, said, until } from "../../support/soul/helpers.ts";
+
+let env: TestEnv;
+beforeEach(async () => {
+  env = await openTestEnv();
+});
+afterEach(async () => {
+  await env.close();
+});
+
+function cognition(latencyMs = 0): { ctx: CognitionContext; steps: string[] } {
+  const steps: string[] = [];
+  const registry = new ModelRegistry().register("offline", createOfflineModel({ latencyMs })).register("slow", createOfflineModel({ latencyMs: 50 }));
+  return { ctx: { registry, defaultModel: "offline:echo", onUsage: (_u, info) => steps.push(`${info.step}@${info.provider}`) }, steps };
+}
+
+describe("cognitive steps inside a soul", () => {
+  it("stream speech from the offline model, with the blueprint's model per step", async () => {
+    const chat: MentalProcess = async ({ workingMemory }) => {
+      const [thought] = await internalMonologue(workingMemory, "Think about what they said.");
+      const [memory, stream] = await externalDialog(thought, "Answer them.", { stream: true });
+      useActions().speak(stream);
+      return memory;
+    };
+    const { ctx, steps } = cognition();
+    const outlet = createInProcessOutlet();
+    const chunks: string[] = [];
+    outlet.onChunk((c) => chunks.push(c.text));
+    const soul = createSoul({
+      blueprint: defineSoul({ name: "Echo", persona: "An echo.", initialProcess: chat, processes: { chat }, models: { internalMonologue: "slow:echo" } }),
+      id: "echo",
+      store: env.actor("echo"),
+      outlet,
+      cognition: ctx,
+    });
+    const log = record(soul);
+    await soul.perceive(said("hello there"));
+    await soul.idle();
+    expect(log.speech).toHaveLength(1);
+    expect(log.speech[0].content.length).toBeGreaterThan(0);
+    expect(chunks.join("")).toBe(log.speech[0].content);
+    expect(steps).toEqual(["internalMonologue@slow", "externalDialog@offline"]);
+    // The streamed answer is in the committed memory, after the perception.
+    const stored = JSON.stringify(env.actor("echo").loadState()?.workingMemory);
+    expect(stored).toContain("hello there");
+    expect(stored).toContain("Echo said:");
+    await soul.stop();
+  });
+
+  it("abort a cancelled subprocess's step: none of its writes land", async () => {
+    let outcome = "";
+    const reflect: MentalProcess = async ({ workingMemory }) => {
+      if (usePerceptions().invokingPerception.content !== "reflect") return workingMemory;
+      useSoulMemory("reflected", false).current = true;
+      try {
+        const [memory] = await internalMonologue(workingMemory, "Reflect at length.", { model: "slow:echo" });
+        outcome = "finished";
+        return memory;
+      } catch (err) {
+        outcome = `failed: ${(err as Error).message}`;
+        throw err;
+      }
+    };
+    const main: MentalProcess = async ({ workingMemory }) => workingMemory;
+    const { ctx } = cognition();
+    const soul = createSoul({
+      blueprint: defineSoul({ name: "R", persona: "", initialProcess: main, processes: { main }, subprocesses: [reflect] }),
+      id: "r",
+      store: env.actor("r"),
+      cognition: ctx,
+    });
+    await soul.perceive(said("reflect"));
+    await until(() => env.actor("r").loadState()?.turn === 1);
+    await soul.perceive(said("interrupt"));
+    await soul.idle();
+    await until(() => outcome !== "");
+    expect(outcome).toMatch(/failed: .*abort/i);
+    expect(env.actor("r").loadState()?.soulMemory).toEqual({});
+    await soul.stop();
+  });
+});
