@@ -95,7 +95,8 @@ export function budgetGate(options: BudgetGateOptions): BudgetGate {
     const w = current(soulId);
     const tokens = w.inputTokens + w.outputTokens;
     if (limits.tokens !== undefined && tokens >= limits.tokens) return `token budget spent: ${tokens} of ${limits.tokens} tokens this ${describePeriod(period)}`;
-    if (limits.costUsd !== undefined && w.costUsd >= limits.costUsd) {
+    // Sums of float prices drift (0.045 + 0.005 < 0.05): a nano-dollar is close enough to count as spent.
+    if (limits.costUsd !== undefined && w.costUsd >= limits.costUsd - 1e-9) {
       return `cost budget spent: $${w.costUsd.toFixed(4)} of $${limits.costUsd.toFixed(4)} this ${describePeriod(period)}`;
     }
     return undefined;

@@ -92,6 +92,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
     actor: runtime.actor,
     perceive: (input) => runtime.perceive(input),
     async whisper(content, source = "daimon") {
+      if (runtime.status !== "active") throw new Error(`soul '${options.id}' is ${runtime.status}; the whisper was not kept`);
       runtime.actor.send({ type: "WHISPER", content, source });
       await runtime.flushed();
     },

@@ -135,17 +135,16 @@ export async function run(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), "ensoul-soul-bench-"));
   const store = await openBenchStore(dir);
   try {
-    rows.push({ name: "store used for the rows below", value: 0, unit: store.kind });
     await turnLatencies((id) => store.actor(`warm-${id}`), 2, 200);
     const lmdb = await turnLatencies((id) => store.actor(id), 20, 100);
     const lmdbP50 = percentile(lmdb, 50);
     const floorP50 = percentile(await storeFloor(store, 20, 100), 50);
-    rows.push({ name: "store floor p50: receive + commitTurn, no soul", value: floorP50, unit: "ms" });
-    rows.push({ name: "turn overhead p50, with the store commit", value: lmdbP50, unit: "ms", target: "< 1 ms", met: lmdbP50 < 1, ratio: lmdbP50 / floorP50 });
-    rows.push({ name: "turn overhead p99, with the store commit", value: percentile(lmdb, 99), unit: "ms" });
+    rows.push({ name: `store floor p50: receive + commitTurn, no soul (${store.kind})`, value: floorP50, unit: "ms" });
+    rows.push({ name: `turn overhead p50, with the commit (${store.kind})`, value: lmdbP50, unit: "ms", target: "< 1 ms", met: lmdbP50 < 1, ratio: lmdbP50 / floorP50 });
+    rows.push({ name: `turn overhead p99, with the commit (${store.kind})`, value: percentile(lmdb, 99), unit: "ms" });
 
     const rate = await throughput(store, 1000, 10);
-    rows.push({ name: "turns/s, 1000 souls x 10 perceptions", value: rate, unit: "turns/s", target: ">= 5000 turns/s", met: rate >= 5000 });
+    rows.push({ name: `turns/s, 1000 souls x 10 perceptions (${store.kind})`, value: rate, unit: "turns/s", target: ">= 5000 turns/s", met: rate >= 5000 });
 
     const rehydrate = await rehydration(store, 1000);
     const rehydrateP50 = percentile(rehydrate, 50);

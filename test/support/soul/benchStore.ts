@@ -10,5 +10,5 @@ export interface BenchStore {
 /** The real LMDB store, without fsync: benchmarks measure the soul and LMDB, not the disk. */
 export async function openBenchStore(dir: string): Promise<BenchStore> {
   const store = openStore({ path: dir, noSync: true });
-  return { kind: "lmdb (noSync)", actor: (id) => store.actor(id), close: () => store.close() };
+  return { kind: "LMDB, noSync", actor: (id) => store.actor(id), close: () => store.close() };
 }

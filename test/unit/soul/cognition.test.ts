@@ -26,7 +26,7 @@ afterEach(async () => {
 function cognition(latencyMs = 0): { ctx: CognitionContext; steps: string[] } {
   const steps: string[] = [];
   const registry = new ModelRegistry().register("offline", createOfflineModel({ latencyMs })).register("slow", createOfflineModel({ latencyMs: 50 }));
-  return { ctx: { registry, defaultModel: "offline:echo", onUsage: (_u, info) => steps.push(`${info.step}@${info.provider}`) }, steps };
+  return { ctx: { registry, defaultModel: "offline:echo", onUsage: (_u, info) => steps.push(`${info.step}@${info.model}`) }, steps };
 }
 
 describe("cognitive steps inside a soul", () => {
@@ -42,7 +42,7 @@ describe("cognitive steps inside a soul", () => {
     const chunks: string[] = [];
     outlet.onChunk((c) => chunks.push(c.text));
     const soul = createSoul({
-      blueprint: defineSoul({ name: "Echo", persona: "An echo.", initialProcess: chat, processes: { chat }, models: { internalMonologue: "slow:echo" } }),
+      blueprint: defineSoul({ name: "Echo", persona: "An echo.", initialProcess: chat, processes: { chat }, models: { internalMonologue: "slow:pondering" } }),
       id: "echo",
       store: env.actor("echo"),
       outlet,
@@ -54,7 +54,7 @@ describe("cognitive steps inside a soul", () => {
     expect(log.speech).toHaveLength(1);
     expect(log.speech[0].content.length).toBeGreaterThan(0);
     expect(chunks.join("")).toBe(log.speech[0].content);
-    expect(steps).toEqual(["internalMonologue@slow", "externalDialog@offline"]);
+    expect(steps).toEqual(["internalMonologue@pondering", "externalDialog@echo"]);
     // The streamed answer is in the committed memory, after the perception.
     const stored = JSON.stringify(env.actor("echo").loadState()?.workingMemory);
     expect(stored).toContain("hello there");
@@ -68,7 +68,7 @@ describe("cognitive steps inside a soul", () => {
       if (usePerceptions().invokingPerception.content !== "reflect") return workingMemory;
       useSoulMemory("reflected", false).current = true;
       try {
-        const [memory] = await internalMonologue(workingMemory, "Reflect at length.", { model: "slow:echo" });
+        const [memory] = await internalMonologue(workingMemory, "Reflect at length.", { model: "slow:pondering" });
         outcome = "finished";
         return memory;
       } catch (err) {

@@ -1,0 +1,241 @@
+/**
+ * The whisper endpoint: ensoul serving the existing whisper protocol (whisperProtocol.ts),
+ * so a soul elsewhere (Claudius, another framework) can ask an ensoul daimon for a whisper.
+ *
+ * Status codes: 200 an answer (possibly an empty whisper), 400 a malformed body, 401 a
+ * missing or wrong bearer token, 404 any other path, 405 any other method, 413 a body over
+ * 64 KiB, 503 the daimon is off, failed or took too long. Every whisper leaves sanitised.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import type { Divination } from "./divination.ts";
+import { sanitizeWhisper } from "./sanitizeWhisper.ts";
+import type { TranscriptLine } from "./transcript.ts";
+import {
+  assertToken,
+  DEFAULT_INFLUENCE,
+  WHISPER_MAX_BODY_BYTES,
+  WHISPER_PATH,
+  whisperRequestSchema,
+  type WhisperReply,
+  type WhisperRequest,
+} from "./whisperProtocol.ts";
+
+/** Throw it from a handler for a 503: the daimon cannot whisper now (off, busy, no model). */
+export class DaimonUnavailableError extends Error {
+  constructor(message = "the daimon is unavailable") {
+    super(message);
+    this.name = "DaimonUnavailableError";
+  }
+}
+
+/** A whisper (with an optional influence), a bare string, or nothing to say (null, undefined, ""). */
+export type WhisperAnswer = { whisper: string; influence?: number } | string | null | undefined;
+
+export type WhisperRequestHandler = (request: WhisperRequest, info: { signal: AbortSignal }) => WhisperAnswer | Promise<WhisperAnswer>;
+
+export interface WhisperEndpointOptions {
+  /** 0 picks a free port (see `port` on the result). */
+  port: number;
+  /** Loopback by default: exposing a daimon beyond the machine is a deliberate choice. */
+  host?: string;
+  token: string;
+  onWhisperRequest: WhisperRequestHandler;
+  /** False while the daimon is off: 503 without calling the handler. */
+  available?: () => boolean;
+  /** A handler slower than this gets a 503 and its signal aborted. Default 10 s. */
+  handlerTimeoutMs?: number;
+  /** Told of handler failures (the client only ever sees a plain 503). */
+  onError?: (error: unknown) => void;
+}
+
+export interface WhisperEndpoint {
+  /** `http://host:port/api/whisper`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+
+/** Digests have one length, so the compare is constant-time whatever the caller sent. */
+function bearerMatches(header: string | undefined, expected: Buffer): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
+  const given = sha256(match ? match[1] : "");
+  return timingSafeEqual(given, expected) && match !== null;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, close = false): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-store",
+    // The rest of an unread body is not worth reading: close instead of draining it.
+    ...(close ? { Connection: "close" } : {}),
+  });
+  res.end(text);
+}
+
+type Body = { ok: true; data: Buffer } | { ok: false; tooLarge: true };
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        settled = true;
+        resolve({ ok: false, tooLarge: true });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (settled) return;
+      settled = true;
+      resolve({ ok: true, data: Buffer.concat(chunks) });
+    });
+    req.on("error", (error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+  });
+}
+
+function toReply(answer: WhisperAnswer): WhisperReply {
+  const raw = typeof answer === "string" ? { whisper: answer } : (answer ?? { whisper: "" });
+  const whisper = sanitizeWhisper(typeof raw.whisper === "string" ? raw.whisper : "");
+  if (!whisper) return { whisper: "", influence: 0 };
+  const given = "influence" in raw ? raw.influence : undefined;
+  const influence = typeof given === "number" && Number.isFinite(given) ? Math.min(1, Math.max(0, given)) : DEFAULT_INFLUENCE;
+  return { whisper, influence };
+}
+
+function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number, outer: AbortSignal): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener("abort", onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort(new DaimonUnavailableError(`no whisper within ${ms} ms`));
+      reject(new DaimonUnavailableError(`no whisper within ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([work(controller.signal), timeout]).finally(() => {
+    clearTimeout(timer);
+    outer.removeEventListener("abort", onAbort);
+  });
+}
+
+/** Serves `POST /api/whisper` until closed. */
+export async function startWhisperEndpoint(options: WhisperEndpointOptions): Promise<WhisperEndpoint> {
+  const expected = sha256(assertToken(options.token, "whisper endpoint"));
+  const host = options.host ?? "127.0.0.1";
+  const timeoutMs = options.handlerTimeoutMs ?? 10_000;
+  const available = options.available ?? (() => true);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://endpoint").pathname;
+    if (path !== WHISPER_PATH) return send(res, 404, { error: `not found; the whisper endpoint is POST ${WHISPER_PATH}` }, true);
+    if (req.method !== "POST") {
+      res.setHeader("Allow", "POST");
+      return send(res, 405, { error: "method not allowed; use POST" }, true);
+    }
+    if (!bearerMatches(req.headers.authorization, expected)) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="ensoul-daimon"');
+      return send(res, 401, { error: "missing or invalid bearer token" }, true);
+    }
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > WHISPER_MAX_BODY_BYTES) {
+      return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
+    }
+    const body = await readBody(req, WHISPER_MAX_BODY_BYTES);
+    if (!body.ok) return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
+    let json: unknown;
+    try {
+      json = JSON.parse(body.data.toString("utf8"));
+    } catch {
+      return send(res, 400, { error: "body is not valid JSON" });
+    }
+    const parsed = whisperRequestSchema.safeParse(json);
+    if (!parsed.success) return send(res, 400, { error: `malformed whisper request: ${z.prettifyError(parsed.error).slice(0, 500)}` });
+    if (!available()) return send(res, 503, { error: "the daimon is off" });
+
+    // A client that hangs up stops the work it asked for.
+    const gone = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    try {
+      const answer = await withTimeout(async (signal) => options.onWhisperRequest(parsed.data, { signal }), timeoutMs, gone.signal);
+      send(res, 200, toReply(answer));
+    } catch (error) {
+      options.onError?.(error);
+      send(res, 503, { error: error instanceof DaimonUnavailableError ? error.message : "the daimon is unavailable" });
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      options.onError?.(error);
+      send(res, 500, { error: "internal error" }, true);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}${WHISPER_PATH}`,
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export interface DivinationHandlerOptions {
+  /** The daimon's name, as the divination's voice. */
+  daimonName: string;
+  divine: Divination;
+}
+
+/**
+ * Serves a daimon's divination over the protocol: the asking soul's state and recent
+ * monologue become the transcript the daimon reads.
+ */
+export function divinationWhisperHandler(options: DivinationHandlerOptions): WhisperRequestHandler {
+  return async (request, { signal }) => {
+    const { source, context } = request;
+    const transcript: TranscriptLine[] = [];
+    const state =
+      typeof context.soul_state === "string"
+        ? context.soul_state
+        : Object.entries(context.soul_state)
+            .filter(([, v]) => v !== null && v !== "")
+            .map(([k, v]) => `${k}: ${String(v)}`)
+            .join("; ");
+    if (state) transcript.push({ speaker: source, role: "soul", text: `(state) ${state}` });
+    const monologue = Array.isArray(context.recent_monologue) ? context.recent_monologue : [context.recent_monologue];
+    for (const thought of monologue) if (thought.trim()) transcript.push({ speaker: source, role: "soul", text: `(thought) ${thought}` });
+    return options.divine({ soulName: source, daimonName: options.daimonName, transcript, interactionCount: context.interaction_count, signal });
+  };
+}

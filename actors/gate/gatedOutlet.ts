@@ -1,0 +1,103 @@
+import type { Outlet } from "../soul/outlet.ts";
+import type { Interception, Proposal, ReviewVerdict } from "../soul/Proposal.ts";
+import type { Approvals } from "./approvals.ts";
+import type { GateContext, GatePhase } from "./Gate.ts";
+import type { ChainResult, GateChain } from "./gateChain.ts";
+
+/** Thrown by `deliver` when a gate could not decide at dispatch: the proposal stays in the outbox. */
+export class GateDispatchError extends Error {
+  readonly proposalId: string;
+  constructor(proposalId: string, reason: string) {
+    super(`proposal ${proposalId} not delivered: ${reason}`);
+    this.name = "GateDispatchError";
+    this.proposalId = proposalId;
+  }
+}
+
+export interface GatedOutletOptions {
+  /** Where held proposals wait for a human. Without it a hold blocks like an interception. */
+  approvals?: Approvals;
+  /** The context the gates see (default `{ soulId, phase }`). */
+  context?: (proposal: Proposal, phase: GatePhase) => GateContext;
+  /**
+   * Forward streamed chunks to the inner outlet (default false). Chunks leave before any
+   * gate has seen the whole text, so a secret split across chunks would get past the
+   * bouncer: only turn this on for an inner outlet that never shows chunks to anyone.
+   */
+  streamChunks?: boolean;
+  /** A committed proposal that failed re-verification at dispatch and was not delivered. */
+  onBlocked?: (proposal: Proposal, result: Extract<ChainResult, { ok: false }>) => void;
+}
+
+export interface GatedOutlet extends Outlet {
+  review(proposal: Proposal): Promise<ReviewVerdict>;
+  deliver(proposal: Proposal): Promise<void>;
+  readonly chain: GateChain;
+  readonly inner: Outlet;
+}
+
+/**
+ * An outlet behind a gate chain. `review` runs the chain before the turn commits (pass,
+ * transform, intercept, or hold for approval). `deliver` runs it again at dispatch time,
+ * because the world may have changed since (a budget spent, a rule tightened): a proposal
+ * that fails now is not delivered, and the decision is recorded (an interception drops it; a
+ * gate error or timeout leaves it in the outbox for a later attempt). Approved proposals go out
+ * through the same re-verification, with the approval in the context.
+ */
+export function gatedOutlet(inner: Outlet, chain: GateChain, options: GatedOutletOptions = {}): GatedOutlet {
+  const contextOf = (proposal: Proposal, phase: GatePhase): GateContext => ({
+    soulId: proposal.soulId,
+    ...options.context?.(proposal, phase),
+    phase,
+  });
+  const { approvals } = options;
+
+  const holdFor = async (result: Extract<ChainResult, { ok: false }>): Promise<Interception> => {
+    if (!approvals) {
+      return { intercepted: true, kind: "event", reason: `${result.gate}: ${result.interception.reason} (no approval queue is configured, so it is blocked)` };
+    }
+    await approvals.hold(result.proposal, { gate: result.gate, reason: result.interception.reason });
+    return { intercepted: true, kind: "event", reason: `${result.gate}: ${result.interception.reason} (proposal ${result.proposal.id})` };
+  };
+
+  approvals?.setDispatcher(async (proposal) => {
+    const result = await chain.run(proposal, { ...contextOf(proposal, "dispatch"), approvedProposalId: proposal.id });
+    if (!result.ok) {
+      options.onBlocked?.(proposal, result);
+      return { delivered: false, reason: `${result.gate}: ${result.interception.reason}` };
+    }
+    await inner.deliver(result.proposal);
+    return { delivered: true, proposal: result.proposal };
+  });
+
+  const outlet: GatedOutlet = {
+    chain,
+    inner,
+    async review(proposal) {
+      const result = await chain.run(proposal, contextOf(proposal, "review"));
+      if (result.ok) return result.proposal;
+      if (result.decision === "hold") return holdFor(result);
+      return { intercepted: true, kind: result.interception.kind, reason: `${result.gate}: ${result.interception.reason}` };
+    },
+    async deliver(proposal) {
+      const result = await chain.run(proposal, contextOf(proposal, "dispatch"));
+      if (!result.ok) {
+        options.onBlocked?.(proposal, result);
+        // A gate that could not decide may decide next time: throwing leaves the proposal in
+        // the outbox for the next activation. Nothing is delivered either way.
+        if (result.decision === "error" || result.decision === "timeout") {
+          throw new GateDispatchError(proposal.id, `${result.gate}: ${result.interception.reason}`);
+        }
+        // A decision: acknowledged and dropped (or held), so the outbox does not retry it.
+        if (result.decision === "hold" && approvals) await approvals.hold(result.proposal, { gate: result.gate, reason: result.interception.reason });
+        return;
+      }
+      await inner.deliver(result.proposal);
+    },
+  };
+  if (options.streamChunks && inner.chunk) {
+    const forward = inner.chunk.bind(inner);
+    outlet.chunk = (soulId, proposalId, text) => forward(soulId, proposalId, text);
+  }
+  return outlet;
+}
