@@ -194,7 +194,9 @@ export class WorkingMemory {
 
   #replace(state: Resolved): WorkingMemory {
     const wm = new WorkingMemory({ soulName: this.soulName });
-    wm.#state = { memories: Object.freeze([...state.memories]), regionOrder: Object.freeze([...state.regionOrder]) };
+    // Every caller hands over arrays it just built (or ones already frozen), so freezing them
+    // in place keeps instances immutable without a second copy on every step of every turn.
+    wm.#state = { memories: Object.freeze(state.memories), regionOrder: Object.freeze(state.regionOrder) };
     return wm;
   }
 
