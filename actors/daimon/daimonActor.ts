@@ -13,6 +13,7 @@ import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../
 import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/subjects.ts";
 import { assertDaimonMode, speaksIn, whispersIn, type DaimonMode } from "./daimonMode.ts";
 import {
+  checkDaimonInput,
   createDaimonMachine,
   daimonPhase,
   type DaimonActor,
@@ -205,13 +206,13 @@ export function startDaimon(options: StartDaimonOptions): DaimonHandle {
     ...(daimon.shouldDivine ? { shouldDivine: daimon.shouldDivine } : {}),
   });
 
-  const input = {
+  const input = checkDaimonInput({
     soulName,
     daimonName: name,
     mode,
     ...(daimon.everyN !== undefined ? { everyN: daimon.everyN } : {}),
     ...(daimon.maxLines !== undefined ? { maxLines: daimon.maxLines } : {}),
-  };
+  });
   const actor = createActor(machine, { input, id: `daimon-${soulId}`, ...(options.inspect ? { inspect: options.inspect } : {}) });
   actor.start();
 

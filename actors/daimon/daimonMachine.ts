@@ -97,13 +97,23 @@ function positiveInt(field: string, value: number | undefined, fallback: number)
   return value;
 }
 
-function initialContext(input: DaimonMachineInput): DaimonContext {
+/**
+ * The input with its defaults, or a clear error. Call it before creating an actor: XState
+ * turns a throw in the context factory into an error snapshot plus an unhandled error.
+ */
+export function checkDaimonInput(input: DaimonMachineInput): Required<DaimonMachineInput> {
   return {
     soulName: input.soulName,
     daimonName: input.daimonName,
     mode: assertDaimonMode(input.mode),
     everyN: positiveInt("everyN", input.everyN, DEFAULT_EVERY_N),
     maxLines: positiveInt("maxLines", input.maxLines, DEFAULT_TRANSCRIPT_LINES),
+  };
+}
+
+function initialContext(input: DaimonMachineInput): DaimonContext {
+  return {
+    ...checkDaimonInput(input),
     transcript: [],
     exchanges: 0,
     interactionCount: 0,

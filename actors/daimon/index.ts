@@ -26,6 +26,7 @@ export {
 } from "./divination.ts";
 export {
   applyObservation,
+  checkDaimonInput,
   createDaimonMachine,
   daimonMachine,
   daimonPhase,

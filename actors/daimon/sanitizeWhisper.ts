@@ -64,6 +64,8 @@ function onePass(text: string, tagNames: RegExp): string {
       .replace(FENCE_LINE, " ")
       .replace(FENCE_RUN, " ")
       .replace(/\s+/g, " ")
+      // A tag taken out before punctuation leaves a space there: `<b>yes</b>.` -> `yes.`
+      .replace(/ ([,.;:!?)\]])/g, "$1")
       .trim()
   );
 }

@@ -98,10 +98,18 @@ export function chainVerdict(result: ChainResult): ReviewVerdict {
  * skill-gate actor, so a gate behaves the same in-process and on the bus.
  */
 export async function evaluateGate(gate: Gate, proposal: Proposal, ctx: GateContext, defaultTimeoutMs: number): Promise<GateOutcome> {
+  // Each gate gets its own copy: one that edits in place is then seen as the transform it is,
+  // and cannot change what the caller (or the next gate) holds behind the chain's back.
+  let copy: Proposal;
+  try {
+    copy = structuredClone(proposal);
+  } catch (err) {
+    return blocked("error", `proposal ${proposal.id} is not plain data: ${errorMessage(err)}`);
+  }
   if (gate.trigger) {
     let matched: unknown;
     try {
-      matched = gate.trigger(ctx, proposal);
+      matched = gate.trigger(ctx, copy);
     } catch (err) {
       return blocked("error", `trigger of gate ${gate.name} failed: ${errorMessage(err)}`);
     }
@@ -110,7 +118,7 @@ export async function evaluateGate(gate: Gate, proposal: Proposal, ctx: GateCont
   const limit = gate.timeoutMs ?? defaultTimeoutMs;
   let verdict: unknown;
   try {
-    verdict = await withDeadline(gate.name, limit, (signal) => gate.verify(proposal, { ...ctx, signal }));
+    verdict = await withDeadline(gate.name, limit, (signal) => gate.verify(copy, { ...ctx, signal }));
   } catch (err) {
     if (err instanceof GateTimeoutError) return blocked("timeout", err.message);
     // Already names the gate and says what went wrong (a malformed or error verdict from a skill gate).

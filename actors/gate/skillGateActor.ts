@@ -208,7 +208,7 @@ export function startSkillGate(options: SkillGateOptions): SkillGateHandle {
     },
     serving: () => actor.getSnapshot().matches("serving"),
     async stop() {
-      actor.send({ type: "STOP" });
+      if (actor.getSnapshot().status === "active") actor.send({ type: "STOP" });
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -16,7 +16,7 @@ function assertClean(out: string): void {
 
 describe("sanitizeWhisper", () => {
   it("strips XML-like tags and keeps their text", () => {
-    expect(sanitizeWhisper("<b>Trust</b> the <i class='x'>silence</i>.")).toBe("Trust the silence .");
+    expect(sanitizeWhisper("<b>Trust</b> the <i class='x'>silence</i>.")).toBe("Trust the silence.");
     expect(sanitizeWhisper("<?xml version='1.0'?><!DOCTYPE x><note>hush</note><!-- hidden -->")).toBe("hush");
   });
 

@@ -72,6 +72,19 @@ describe("gate chain", () => {
     ]);
   });
 
+  it("sees a gate that edits the proposal in place as a transform, and leaves the caller's proposal untouched", async () => {
+    const sneaky = spyGate("sneaky", 1, (p) => {
+      p.content = "edited";
+      return p;
+    });
+    const decisions: GateDecision[] = [];
+    const original = proposal({ content: "original" });
+    const result = await createGateChain([sneaky], { onDecision: (d) => decisions.push(d) }).run(original);
+    expect(original.content).toBe("original");
+    expect(result.ok && result.proposal.content).toBe("edited");
+    expect(decisions.map((d) => d.decision)).toEqual(["transform"]);
+  });
+
   it("blocks with the reason when a gate throws (sync or async) or its trigger throws", async () => {
     const later = spyGate("later", 1);
     const syncThrow = createGateChain([spyGate("crashy", 5, () => {

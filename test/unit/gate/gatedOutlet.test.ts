@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bouncer, createGateChain, GateDispatchError, gatedOutlet, intercept, isGateIntercept, lengthGate, type Gate, type GateDecision } from "../../../actors/gate/index.ts";
 import type { Outlet } from "../../../actors/soul/outlet.ts";
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import { isInterception, type Proposal } from "../../../actors/soul/Proposal.ts";
 import { fakeSecrets, proposal } from "./support.ts";
 
 function innerOutlet() {
@@ -18,7 +18,7 @@ describe("gatedOutlet", () => {
     const short = proposal({ content: "short" });
     expect(await outlet.review(short)).toEqual(short);
     const long = await outlet.review(proposal({ content: "one two three four five six seven eight nine" }));
-    expect(!isGateIntercept(long) && long.content).toBe("one two three … [truncated]");
+    expect(!isInterception(long) && long.content).toBe("one two three … [truncated]");
     const secret = await outlet.review(proposal({ content: `key ${fakeSecrets.anthropic}` }));
     expect(isGateIntercept(secret) && secret.reason).toMatch(/^bouncer: outgoing speak contains an Anthropic API key/);
   });
