@@ -7,7 +7,7 @@
  */
 import { createActor, type ActorOptions } from "xstate";
 import { monotonicFactory } from "ulid";
-import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import { currentCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { Bus, BusMessage, Subscription } from "../../runtime/bus/Bus.ts";
 import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../runtime/bus/envelope.ts";
 import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/subjects.ts";
@@ -54,7 +54,7 @@ export interface StartDaimonOptions {
   /** How the daimon names the soul in its prompts. */
   soulName: string;
   daimon: DaimonConfig;
-  /** For its own divinations; defaults to the embedded default (offline without keys). */
+  /** For its own divinations; defaults to the context startDaimon is called in (else the embedded default, offline without keys). */
   cognition?: CognitionContext;
   /** Failures of divination or delivery; the daimon keeps watching. Default: one line on stderr. */
   onError?: (error: unknown, phase: DaimonFailurePhase) => void;
@@ -182,7 +182,10 @@ export function startDaimon(options: StartDaimonOptions): DaimonHandle {
     divine = personaDivination({
       persona: daimon.persona,
       ...(daimon.model !== undefined ? { model: daimon.model } : {}),
-      ...(options.cognition ? { cognition: options.cognition } : {}),
+      // Captured here, not per divination: divinations run from bus handlers, and on the
+      // in-process bus those can carry the async context of the soul's turn (its abort
+      // signal, its blueprint's models).
+      cognition: options.cognition ?? currentCognition(),
     });
   }
 

@@ -49,6 +49,8 @@ function endpointOf(raw: string): URL {
     throw new TypeError("httpDaimon: url is not a valid URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`httpDaimon: url must be http or https, got ${url.protocol}`);
+  // fetch refuses such URLs anyway; say why, and keep secrets out of URLs that end up in logs.
+  if (url.username || url.password) throw new TypeError("httpDaimon: url must not contain credentials; pass the token option");
   if (url.pathname === "/" || url.pathname === "") url.pathname = WHISPER_PATH;
   return url;
 }

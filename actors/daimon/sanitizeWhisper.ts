@@ -34,7 +34,6 @@ const FENCE_LINE = /^[ \t]*(?:`{3,}[^`\n]*|~{3,}[^\n]*)$/gm;
 const FENCE_RUN = /`{3,}|~{3,}/g;
 // Zero-width and bidi controls hide text from a human reviewer while a model still reads it.
 const INVISIBLE = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
 function escapeRegExp(text: string): string {

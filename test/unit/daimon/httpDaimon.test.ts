@@ -139,11 +139,11 @@ describe("httpDaimon (client)", () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  it("reports an unreachable service, a non-JSON answer and other statuses, never with the token or URL credentials", async () => {
+  it("reports an unreachable service, a non-JSON answer and other statuses, never with the token", async () => {
     const gone = await rawServer(() => undefined);
     const port = new URL(gone.url).port;
     await closers.pop()?.();
-    const unreachable = await failure(httpDaimon({ url: `http://user:${TOKEN}@127.0.0.1:${port}/api/whisper`, token: TOKEN })(divinationRequest()));
+    const unreachable = await failure(httpDaimon({ url: `http://127.0.0.1:${port}/api/whisper`, token: TOKEN })(divinationRequest()));
     expect(unreachable.kind).toBe("unreachable");
     expect(unreachable.message).toMatch(/ECONNREFUSED/);
 
@@ -175,6 +175,9 @@ describe("httpDaimon (client)", () => {
       }
     }
     expect(() => httpDaimon({ url: "ftp://x/api/whisper", token: TOKEN })).toThrow(/http or https/);
+    const withCredentials = () => httpDaimon({ url: `http://user:${TOKEN}@127.0.0.1:1/api/whisper`, token: TOKEN });
+    expect(withCredentials).toThrow(/must not contain credentials/);
+    expect(withCredentials).not.toThrow(TOKEN);
     expect(() => httpDaimon({ url: "not a url", token: TOKEN })).toThrow(/not a valid URL/);
   });
 

@@ -72,14 +72,15 @@ describe("whisper endpoint (server)", () => {
 
   it("401 for a missing or wrong token, compared in constant time, without calling the daimon", async () => {
     const { endpoint, seen } = await serve();
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       {},
       { Authorization: "Bearer wrong" },
       { Authorization: `Bearer ${TOKEN}x` },
       { Authorization: `Basic ${TOKEN}` },
       { Authorization: `Bearer` },
       { Authorization: `${TOKEN}` },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const res = await post(endpoint.url, valid, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
