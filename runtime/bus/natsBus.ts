@@ -65,6 +65,12 @@ export interface NatsBusOptions {
   /** Stream size limit in bytes, oldest dropped first (default -1: the server's limits). */
   streamMaxBytes?: number;
   onHandlerError?: HandlerErrorReporter;
+  /**
+   * Prefix for this connection's reply inboxes. With per-user prefixes (see
+   * runtime/bus/permissions `inboxPrefixFor`) the server's permissions keep one user from
+   * reading another's replies, including perceptions pulled by a node's consumer.
+   */
+  inboxPrefix?: string;
 }
 
 const nextMsgId = monotonicFactory();
@@ -80,6 +86,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   if (opts.user !== undefined) connectOpts.user = opts.user;
   if (opts.pass !== undefined) connectOpts.pass = opts.pass;
   if (opts.token !== undefined) connectOpts.token = opts.token;
+  if (opts.inboxPrefix !== undefined) connectOpts.inboxPrefix = opts.inboxPrefix;
   if (opts.nkeySeed !== undefined) connectOpts.authenticator = nkeyAuthenticator(new TextEncoder().encode(opts.nkeySeed));
   let nc: NatsConnection;
   try {
