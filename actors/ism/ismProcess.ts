@@ -26,9 +26,11 @@ export const ISM_PROCESS: unique symbol = Symbol.for("ensoul.ism.process");
 
 /**
  * What the soul machine reads from a marked process to make the process state's sub-machine
- * the ISM itself (invoke `machine` with `input(memory)`, map the output with
- * `toProcessReturn`) instead of running the process function, which would start the ISM as
- * a child of its own.
+ * the ISM itself instead of running the process function (which would start the ISM as a
+ * child of its own): the state's `running` becomes `preparing -> ism -> finishing`, where
+ * `ism` invokes `machine` (registered in the soul machine as the named actor `ism`) with
+ * `input(memory)`, and `finishing` maps its output with `toProcessReturn`. See
+ * actors/soul/soulMachine.ts and TurnRunner.prepareIsm / finishIsm.
  */
 export interface IsmProcessMarker {
   readonly config: IsmProcessConfig;

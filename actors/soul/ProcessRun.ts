@@ -56,6 +56,8 @@ export class ProcessRun implements TurnScope {
   readonly signal: AbortSignal;
   /** `useProcessMemory` slots are matched to calls by order, as React matches hooks. */
   slot = 0;
+  /** Set once the run's result is taken (an ISM that has ended): later hook calls are strays. */
+  #sealed = false;
 
   constructor(host: RunHost, init: RunInit) {
     this.host = host;
@@ -101,9 +103,27 @@ export class ProcessRun implements TurnScope {
     this.host.emit({ type: "log", soulId: this.soulId, message, process: this.process, ...(data ? { data } : {}) });
   }
 
+  /**
+   * The run's result has been taken: a handler the ISM left behind (it was interrupted while
+   * the handler ran) must not write into a draft that is about to commit. Unlike an abort,
+   * sealing lets speech already streaming run to its end, because the turn waits for it.
+   */
+  seal(): void {
+    this.#sealed = true;
+  }
+
   /** A cancelled run must not write anything more: its next hook call ends it. */
   assertLive(): void {
     if (this.signal.aborted) throw new TurnCancelledError(`${this.kind} '${this.process}'`);
+    if (this.#sealed) throw new TurnCancelledError(`${this.kind} '${this.process}' has ended; this late call`);
+  }
+
+  /**
+   * What an inspector or a log sees: an ISM keeps its turn in its context, and the soul
+   * runtime behind it (store, actors, machines) is neither small nor anyone's business.
+   */
+  toJSON(): { soulId: string; process: string; kind: RunKind; perceptionId: string } {
+    return { soulId: this.soulId, process: this.process, kind: this.kind, perceptionId: this.perception.id };
   }
 }
 

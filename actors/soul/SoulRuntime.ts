@@ -1,6 +1,7 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
+import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "./Perception.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
@@ -15,6 +16,8 @@ import {
   bindSoulMachineHost,
   restingSnapshot,
   soulMachineOf,
+  type IsmFinishInput,
+  type IsmPrepared,
   type RunInput,
   type RunOutput,
   type SoulMachine,
@@ -255,6 +258,19 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return this.#turns.run(input, signal);
   }
 
+  prepareIsm(input: RunInput, signal: AbortSignal): Promise<IsmPrepared> {
+    this.#subprocesses.cancel();
+    return this.#turns.prepareIsm(input, signal);
+  }
+
+  ismInput(process: string): IsmMachineInput {
+    return this.#turns.ismInput(process);
+  }
+
+  finishIsm(input: IsmFinishInput, signal: AbortSignal): Promise<RunOutput> {
+    return this.#turns.finishIsm(input, signal);
+  }
+
   runSubprocesses(input: SubprocessInput, signal: AbortSignal): Promise<SubprocessOutput> {
     return this.#subprocesses.run(input, signal, this.#turns.lastCommitted);
   }
@@ -299,6 +315,11 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   now(): number {
     return this.clock.now();
+  }
+
+  stopRequested(): boolean {
+    const snapshot = this.actor.getSnapshot();
+    return snapshot.status !== "active" || snapshot.context.stopping;
   }
 
   invoke<T>(run: ProcessRun, fn: () => T): T {

@@ -1,11 +1,15 @@
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { TurnCommit } from "../../runtime/store/types.ts";
-import type { SoulBlueprint } from "./defineSoul.ts";
+import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProcess.ts";
+import type { IsmMachineInput } from "../ism/ismContext.ts";
+import type { IsmOutput } from "../ism/types.ts";
+import type { DeclaredProcess, SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams, ProcessResult, TransitionOptions } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
 import { ProcessRun, type RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
-import { MAX_EXECUTE_NOW, type RunInput, type RunOutput } from "./soulMachine.ts";
+import type { SoulEvent } from "./SoulEvent.ts";
+import { MAX_EXECUTE_NOW, type IsmFinishInput, type IsmPrepared, type RunInput, type RunOutput } from "./soulMachine.ts";
 import type { SoulState } from "./SoulState.ts";
 import { TurnDraft } from "./TurnDraft.ts";
 
@@ -23,6 +27,9 @@ export interface TurnServices {
   failPerception(perception: Perception, process: string, error: unknown): Promise<void>;
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string): void;
   emitTurn(turn: number, process: string, perceptionId: string, startedAt: number): void;
+  emit(event: SoulEvent): void;
+  /** The soul has been told to stop: a running ISM ends at its next loop. */
+  stopRequested(): boolean;
   now(): number;
 }
 
@@ -32,6 +39,20 @@ export interface TurnPlace {
   previousProcess?: string;
   turn: number;
   nextParams: ProcessParams | null;
+}
+
+/** An ISM process between its phases: prepared, deliberating (the soul machine runs it), finished. */
+interface IsmRun {
+  process: string;
+  declared: DeclaredProcess;
+  previous: string | undefined;
+  run: ProcessRun;
+  marker: IsmProcessMarker;
+  input: IsmMachineInput;
+  /** The memory the ISM starts from: what is left if the machine itself fails. */
+  memory: WorkingMemory;
+  /** Spans the phases; the run's hooks and steps see its signal. */
+  controller: AbortController;
 }
 
 /** The turn in progress: a main process and its executeNow chain. */
@@ -46,6 +67,10 @@ interface ActiveTurn {
   lastProcess: string;
   lastPrevious: string | undefined;
   returnsToOrigin: boolean;
+  /** Set from `prepareIsm` until `finishIsm`. */
+  ism?: IsmRun;
+  /** The ISM runs of this turn, aborted when it ends: a handler an interrupted ISM left behind stops its steps. */
+  ismRuns?: AbortController[];
 }
 
 /** The last committed turn: the subprocess phase builds on it. */
@@ -66,6 +91,13 @@ export class TurnError extends Error {
  * Runs the mental processes of a turn and commits it: the work behind the machine's
  * `running` states. A turn's writes stay in its draft until the whole executeNow chain has
  * finished; a throw anywhere leaves the committed state as it was.
+ *
+ * An ordinary process is one call, `run`. An ISM process is three, one per phase of its
+ * `running` state: `prepareIsm` (integrate the perception, build the ISM's input in the
+ * turn's scope), then the soul machine runs the ISM machine itself as the state's invoked
+ * child, then `finishIsm` (the ISM's output read as a process return, then the same
+ * transition checks, executeNow and commit as any process). The turn stays open across the
+ * phases and nothing is committed before `finishIsm`.
  */
 export class TurnRunner {
   readonly #soul: TurnServices;
@@ -81,20 +113,96 @@ export class TurnRunner {
   }
 
   async run(input: RunInput, signal: AbortSignal): Promise<RunOutput> {
-    const turn = input.chain === 0 || !this.#turn ? this.#begin(input) : this.#turn;
+    const turn = this.#turnFor(input);
     try {
-      const out = await this.#step(turn, input, signal);
-      if (out.executeNow) {
-        this.#soul.emitTransition(out.process, out.next, true, turn.perception.id);
-        return out;
-      }
-      await this.#finish(turn, out);
-      return out;
+      const { declared, previous, run } = this.#open(turn, input, signal);
+      // One scope for the integrator and the process: it starts as the integrator's (its own
+      // hook slots) and becomes the process's before the process runs.
+      const result = await this.#soul.invoke(run, async () => {
+        await this.#integrate(turn, input, run);
+        return declared.process({ workingMemory: turn.draft.memory, params: input.params ?? {} });
+      });
+      return await this.#settle(turn, this.#conclude(turn, input, declared, previous, result));
     } catch (error) {
-      this.#turn = undefined;
-      await this.#soul.failPerception(turn.perception, input.process, error);
+      await this.#fail(turn, input, error);
       throw error;
     }
+  }
+
+  /** The first phase of an ISM process: the memory it starts from and the machine's input. */
+  async prepareIsm(input: RunInput, signal: AbortSignal): Promise<IsmPrepared> {
+    const turn = this.#turnFor(input);
+    try {
+      // The run outlives this phase (the ISM's handlers use it), so it gets its own signal,
+      // which the phases' signals abort.
+      const controller = new AbortController();
+      follow(controller, signal);
+      const { declared, previous, run } = this.#open(turn, input, controller.signal);
+      const marker = isIsmProcess(declared.process) ? declared.process[ISM_PROCESS] : undefined;
+      if (!marker) throw new TurnError(`process '${input.process}' is not an ISM process`);
+      const ismInput = await this.#soul.invoke(run, async () => {
+        await this.#integrate(turn, input, run);
+        // The ISM reads and replaces its playbook region when it starts: the memory must be settled.
+        if (turn.draft.memory.isPending) await turn.draft.memory.finished;
+        // Built here, inside the turn, so it carries the turn scope and cognition context.
+        return marker.input(turn.draft.memory);
+      });
+      // Stopping the soul ends the deliberation at its next loop, as a new perception does.
+      const pending = ismInput.interrupted ?? (() => false);
+      ismInput.interrupted = () => pending() || this.#soul.stopRequested();
+      turn.ism = { process: input.process, declared, previous, run, marker, input: ismInput, memory: turn.draft.memory, controller };
+      (turn.ismRuns ??= []).push(controller);
+      return { process: input.process, memories: turn.draft.memory.length };
+    } catch (error) {
+      await this.#fail(turn, input, error);
+      throw error;
+    }
+  }
+
+  /** The prepared input of the ISM about to run. */
+  ismInput(process: string): IsmMachineInput {
+    const ism = this.#turn?.ism;
+    if (ism && ism.process === process) return ism.input;
+    // Unreachable through the machine (only `preparing` leads to the ISM). An input the ISM
+    // rejects ends it as `failed` without running anything; `finishIsm` then fails the turn.
+    return { workingMemory: new WorkingMemory({ soulName: this.#soul.blueprint.name }), goal: "", playbook: "", actions: [] };
+  }
+
+  /** The last phase of an ISM process: its output read as a process return, then the usual end of a step. */
+  async finishIsm(input: IsmFinishInput, signal: AbortSignal): Promise<RunOutput> {
+    const turn = this.#turn;
+    const ism = turn?.ism;
+    if (!turn || !ism || ism.process !== input.process) {
+      const error = new TurnError(`process '${input.process}' has no prepared ISM to finish; the soul stays in '${input.current}'`);
+      if (turn) await this.#fail(turn, input, error);
+      else await this.#soul.failPerception(input.perception, input.process, error);
+      throw error;
+    }
+    turn.ism = undefined;
+    ism.run.seal();
+    follow(ism.controller, signal);
+    try {
+      const output = input.result.output ?? crashedOutput(ism.memory, input.result.error);
+      if (output.outcome === "failed") {
+        // Never a failed turn: the deliberation so far is the soul's, and it keeps it.
+        this.#soul.emit({
+          type: "log",
+          soulId: this.#soul.soulId,
+          process: input.process,
+          message: `ISM process '${input.process}' failed (${output.error ?? "no reason given"}); the turn ends with the memory so far`,
+          data: { ism: "failed", error: output.error, loops: output.loops, perceptionId: turn.perception.id },
+        });
+      }
+      const result = ism.marker.toProcessReturn(output);
+      return await this.#settle(turn, this.#conclude(turn, input, ism.declared, ism.previous, result));
+    } catch (error) {
+      await this.#fail(turn, input, error);
+      throw error;
+    }
+  }
+
+  #turnFor(input: RunInput): ActiveTurn {
+    return input.chain === 0 || !this.#turn ? this.#begin(input) : this.#turn;
   }
 
   #begin(input: RunInput): ActiveTurn {
@@ -114,7 +222,15 @@ export class TurnRunner {
     return turn;
   }
 
-  async #step(turn: ActiveTurn, input: RunInput, signal: AbortSignal): Promise<RunOutput> {
+  async #fail(turn: ActiveTurn, input: RunInput, error: unknown): Promise<void> {
+    if (this.#turn === turn) this.#turn = undefined;
+    turn.ism = undefined;
+    endIsmRuns(turn);
+    await this.#soul.failPerception(turn.perception, input.process, error);
+  }
+
+  /** Enters the process: who came before it, and the run its hooks will find. */
+  #open(turn: ActiveTurn, input: RunInput, signal: AbortSignal): { declared: DeclaredProcess; previous: string | undefined; run: ProcessRun } {
     const { blueprint } = this.#soul;
     const { draft, perception } = turn;
     const name = input.process;
@@ -128,8 +244,6 @@ export class TurnRunner {
       draft.resetProcess(name);
     } else previous = turn.lastPrevious;
 
-    // One scope for the integrator and the process: it starts as the integrator's (its own
-    // hook slots) and becomes the process's before the process runs.
     const run = new ProcessRun(this.#soul.runHost, {
       process: name,
       perception,
@@ -139,18 +253,27 @@ export class TurnRunner {
       kind: input.chain === 0 ? "integrator" : "process",
       invocationCount: draft.invocationCount(name),
     });
-    const result = await this.#soul.invoke(run, async () => {
-      if (input.chain === 0) {
-        draft.memory = await blueprint.memoryIntegrator({
-          perception,
-          workingMemory: draft.memory,
-          soul: { name: blueprint.name, persona: blueprint.persona },
-          currentProcess: name,
-        });
-        run.beginProcess();
-      }
-      return declared.process({ workingMemory: draft.memory, params: input.params ?? {} });
+    return { declared, previous, run };
+  }
+
+  /** The first process of a turn takes the perception into memory first. Call inside the run's scope. */
+  async #integrate(turn: ActiveTurn, input: RunInput, run: ProcessRun): Promise<void> {
+    if (input.chain !== 0) return;
+    const { blueprint } = this.#soul;
+    turn.draft.memory = await blueprint.memoryIntegrator({
+      perception: turn.perception,
+      workingMemory: turn.draft.memory,
+      soul: { name: blueprint.name, persona: blueprint.persona },
+      currentProcess: input.process,
     });
+    run.beginProcess();
+  }
+
+  /** Reads what the process returned and decides where the soul goes: the end of every step. */
+  #conclude(turn: ActiveTurn, input: RunInput, declared: DeclaredProcess, previous: string | undefined, result: ProcessResult): RunOutput {
+    const { blueprint } = this.#soul;
+    const { draft } = turn;
+    const name = input.process;
     const parsed = parseResult(blueprint, name, result);
     draft.memory = parsed.memory;
     draft.countInvocation(name);
@@ -184,6 +307,16 @@ export class TurnRunner {
     return { process: name, next: next ?? name, executeNow: false, params: next === undefined ? null : params };
   }
 
+  /** An executeNow hand-over keeps the turn open; anything else commits it. */
+  async #settle(turn: ActiveTurn, out: RunOutput): Promise<RunOutput> {
+    if (out.executeNow) {
+      this.#soul.emitTransition(out.process, out.next, true, turn.perception.id);
+      return out;
+    }
+    await this.#finish(turn, out);
+    return out;
+  }
+
   async #finish(turn: ActiveTurn, out: RunOutput): Promise<void> {
     const { draft, perception } = turn;
     // Each await costs a promise on every turn; the common turn has nothing to wait for.
@@ -201,12 +334,38 @@ export class TurnRunner {
     if (previous !== undefined) place.previousProcess = previous;
     const state = await this.#soul.commitDraft(draft, place, { inboxDone: perception.id }, proposals);
     this.#turn = undefined;
+    // Only now: speech an ISM handler streamed had to reach the commit first.
+    endIsmRuns(turn);
     this.lastCommitted = { turnId: draft.turnId, process: turn.lastProcess, previous: turn.lastPrevious };
     if (out.next !== turn.origin || turn.lastProcess !== turn.origin) {
       this.#soul.emitTransition(turn.lastProcess, out.next, false, perception.id);
     }
     this.#soul.emitTurn(state.turn, turn.lastProcess, perception.id, turn.startedAt);
   }
+}
+
+function endIsmRuns(turn: ActiveTurn): void {
+  if (!turn.ismRuns) return;
+  for (const controller of turn.ismRuns) controller.abort();
+  turn.ismRuns = undefined;
+}
+
+/** A phase's signal aborts the run that spans the phases (the soul actor stopped under it). */
+function follow(controller: AbortController, signal: AbortSignal): void {
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+}
+
+/** The ISM machine itself failed (it is built not to): the memory it started from is what is left. */
+function crashedOutput(memory: WorkingMemory, error: string | undefined): IsmOutput {
+  return {
+    outcome: "failed",
+    workingMemory: memory,
+    internalMemory: new WorkingMemory({ soulName: memory.soulName }),
+    decisions: [],
+    loops: 0,
+    error: `the ISM machine failed: ${error ?? "unknown error"}`,
+  };
 }
 
 export interface ParsedResult {

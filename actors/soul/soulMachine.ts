@@ -1,4 +1,8 @@
-import { assign, fromPromise, setup, type EventObject, type SnapshotFrom } from "xstate";
+import { assign, fromPromise, sendTo, setup, type EventObject, type SnapshotFrom } from "xstate";
+import type { IsmMachineInput } from "../ism/ismContext.ts";
+import { ismMachine } from "../ism/ismMachine.ts";
+import { isIsmProcess } from "../ism/ismProcess.ts";
+import type { IsmOutput } from "../ism/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
@@ -8,6 +12,10 @@ import type { Perception } from "./Perception.ts";
  * (the process, invoked) and `subprocesses`. The machine decides *what* runs *when*; the
  * work itself (running a process, committing a turn) is done by the soul's runtime, reached
  * through the actor system, so one machine serves every soul made from a blueprint.
+ *
+ * A process made with `ismProcess` is an ISM through and through, and its state says so:
+ * `running` is `preparing -> ism -> finishing`, and `ism` invokes the ISM machine itself, so
+ * the inspector draws the deliberation as that state's sub-machine.
  */
 
 export interface SoulMachineContext {
@@ -50,6 +58,20 @@ export interface RunOutput {
   params: ProcessParams | null;
 }
 
+/** What `preparing` hands on; the ISM's input itself stays with the runtime (it holds the turn). */
+export interface IsmPrepared {
+  process: string;
+  /** Memories the ISM starts from: a size for the inspector, not the memory. */
+  memories: number;
+}
+
+/** How the ISM phase ended: its output, or (never by design) the machine's error. */
+export type IsmResult = { output: IsmOutput; error?: undefined } | { output?: undefined; error: string };
+
+export interface IsmFinishInput extends RunInput {
+  result: IsmResult;
+}
+
 export interface SubprocessInput {
   /** The process the turn ended in. */
   process: string;
@@ -66,6 +88,12 @@ export interface SubprocessOutput {
 /** What the machine needs from the soul it runs in. */
 export interface SoulMachineHost {
   runProcess(input: RunInput, signal: AbortSignal): Promise<RunOutput>;
+  /** An ISM process's first phase: integrate the perception, open the draft, build the ISM's input. */
+  prepareIsm(input: RunInput, signal: AbortSignal): Promise<IsmPrepared>;
+  /** The input `prepareIsm` built for the ISM machine of `process`. */
+  ismInput(process: string): IsmMachineInput;
+  /** An ISM process's last phase: the output as a process return, transition checks, commit. */
+  finishIsm(input: IsmFinishInput, signal: AbortSignal): Promise<RunOutput>;
   runSubprocesses(input: SubprocessInput, signal: AbortSignal): Promise<SubprocessOutput>;
   cancelSubprocesses(): void;
   whisper(content: string, source: string): void;
@@ -92,6 +120,19 @@ function outputOf<T>(event: EventObject): T | undefined {
 
 export const MAX_EXECUTE_NOW = 10;
 
+/** The ISM's end, from the event that left the `ism` state. */
+function ismResultOf(event: EventObject): IsmResult {
+  if (event.type.startsWith("xstate.done.actor.")) {
+    const output = outputOf<IsmOutput>(event);
+    if (output) return { output };
+  }
+  const error = (event as { error?: unknown }).error;
+  return { error: error instanceof Error ? error.message : String(error ?? `the ISM ended with ${event.type}`) };
+}
+
+/** The invoke id of an ISM process's machine: the child's id in the soul's actor system. */
+export const ISM_CHILD = "ism";
+
 const soulSetup = setup({
   types: {} as { context: SoulMachineContext; events: SoulMachineEvent },
   actors: {
@@ -99,6 +140,10 @@ const soulSetup = setup({
     subprocesses: fromPromise<SubprocessOutput, SubprocessInput>(({ input, system, signal }) =>
       hostOf(system).runSubprocesses(input, signal),
     ),
+    prepareIsm: fromPromise<IsmPrepared, RunInput>(({ input, system, signal }) => hostOf(system).prepareIsm(input, signal)),
+    /** The one ISM machine every `ismProcess` runs (`IsmProcessMarker.machine`). */
+    ism: ismMachine,
+    finishIsm: fromPromise<RunOutput, IsmFinishInput>(({ input, system, signal }) => hostOf(system).finishIsm(input, signal)),
   },
   actions: {
     enqueue: assign({
@@ -147,6 +192,8 @@ const soulSetup = setup({
     handOver: assign({ perception: null, runParams: null }),
     turnFailed: assign({ chain: 0, perception: null, runParams: null }),
     markStopping: assign({ stopping: true }),
+    /** The ISM checks for a stop only between loops; this ends a step or handler under way. */
+    interruptIsm: sendTo(ISM_CHILD, { type: "ism.interrupt", reason: "the soul is stopping" }),
     cancelSubprocesses: ({ system }) => hostOf(system).cancelSubprocesses(),
     storeWhisper: ({ event, system }) => {
       if (event.type === "WHISPER") hostOf(system).whisper(event.content, event.source);
@@ -214,7 +261,84 @@ function subprocessState(name: string, targets: readonly string[]) {
   });
 }
 
-function processState(name: string, successors: readonly string[], hasSubprocesses: boolean) {
+function runInputOf(name: string) {
+  return ({ context }: { context: SoulMachineContext }): RunInput => ({
+    process: name,
+    perception: context.perception as Perception,
+    params: context.runParams,
+    chain: context.chain,
+    current: context.current,
+  });
+}
+
+/** Where a finished run goes: on at once (executeNow), or to the hand-over after its commit. */
+function afterRun(name: string, targets: readonly string[]) {
+  return [
+    ...targets.map((to) => ({
+      guard: { type: "executeNowTo" as const, params: { process: to } },
+      target: `#soul.${to}.running`,
+      reenter: true,
+      actions: "chainNext" as const,
+    })),
+    { target: `#soul.${name}.subprocesses`, actions: "turnCommitted" as const },
+  ];
+}
+
+function runningState(name: string, targets: readonly string[]) {
+  return soulSetup.createStateConfig({
+    invoke: {
+      src: "mentalProcess",
+      input: runInputOf(name),
+      onDone: afterRun(name, targets),
+      onError: { target: "#soul.returning", actions: "turnFailed" },
+    },
+  });
+}
+
+/**
+ * The running state of an ISM process, one phase per state. The turn stays open from
+ * `preparing` to `finishing`; only `finishing` commits. The ISM never errors by design (every
+ * failure is its `failed` outcome); should the machine itself fail, `finishing` still runs and
+ * ends the turn with the memory the ISM started from.
+ */
+function ismRunningState(name: string, targets: readonly string[]) {
+  return soulSetup.createStateConfig({
+    initial: "preparing",
+    states: {
+      preparing: {
+        description: "Integrate the perception into memory and open the turn's draft.",
+        invoke: {
+          src: "prepareIsm",
+          input: runInputOf(name),
+          onDone: { target: "ism" },
+          onError: { target: "#soul.returning", actions: "turnFailed" },
+        },
+      },
+      ism: {
+        description: "The ISM deliberates: choose actions, run handlers, loop; a queued perception interrupts it.",
+        invoke: {
+          id: ISM_CHILD,
+          src: "ism",
+          input: ({ self }) => hostOf(self.system).ismInput(name),
+          onDone: { target: "finishing" },
+          onError: { target: "finishing" },
+        },
+        on: { STOP: { actions: ["markStopping", "interruptIsm"] } },
+      },
+      finishing: {
+        description: "The ISM's outcome as a process return: transition, executeNow, review, commit.",
+        invoke: {
+          src: "finishIsm",
+          input: ({ context, event }) => ({ ...runInputOf(name)({ context }), result: ismResultOf(event) }),
+          onDone: afterRun(name, targets),
+          onError: { target: "#soul.returning", actions: "turnFailed" },
+        },
+      },
+    },
+  });
+}
+
+function processState(name: string, successors: readonly string[], hasSubprocesses: boolean, ism: boolean) {
   const targets = [name, ...successors];
   return soulSetup.createStateConfig({
     initial: "idle",
@@ -226,28 +350,7 @@ function processState(name: string, successors: readonly string[], hasSubprocess
           { guard: "hasQueued", target: "running", actions: "takeNext" },
         ],
       },
-      running: {
-        invoke: {
-          src: "mentalProcess",
-          input: ({ context }) => ({
-            process: name,
-            perception: context.perception as Perception,
-            params: context.runParams,
-            chain: context.chain,
-            current: context.current,
-          }),
-          onDone: [
-            ...targets.map((to) => ({
-              guard: { type: "executeNowTo" as const, params: { process: to } },
-              target: `#soul.${to}.running`,
-              reenter: true,
-              actions: "chainNext" as const,
-            })),
-            { target: "subprocesses", actions: "turnCommitted" },
-          ],
-          onError: { target: "#soul.returning", actions: "turnFailed" },
-        },
-      },
+      running: ism ? ismRunningState(name, targets) : runningState(name, targets),
       subprocesses: hasSubprocesses ? subprocessState(name, targets) : handOverState(targets),
     },
   });
@@ -259,7 +362,7 @@ export function createSoulMachine(blueprint: SoulBlueprint) {
   const states: Record<string, ReturnType<typeof processState>> = {};
   const hasSubprocesses = blueprint.subprocesses.length > 0;
   for (const declared of blueprint.processes.values()) {
-    states[declared.name] = processState(declared.name, declared.next, hasSubprocesses);
+    states[declared.name] = processState(declared.name, declared.next, hasSubprocesses, isIsmProcess(declared.process));
   }
   return soulSetup.createMachine({
     id: "soul",
