@@ -58,7 +58,7 @@ export class ProposalFlow {
       if (outlet.review) {
         let verdict: ReviewVerdict;
         try {
-          verdict = await outlet.review(proposal);
+          verdict = await outlet.review(proposal, { perception });
         } catch (err) {
           // Gates fail closed: a review that cannot decide blocks the proposal.
           verdict = { intercepted: true, kind: "event", reason: `review failed: ${(err as Error)?.message ?? String(err)}` };

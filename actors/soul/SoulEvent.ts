@@ -12,6 +12,8 @@ export type SoulEvent =
   | { type: "log"; soulId: string; message: string; process?: string; data?: Record<string, unknown> }
   | { type: "intercepted"; soulId: string; proposal: Proposal; kind: "log" | "event"; reason: string }
   | { type: "whisper"; soulId: string; source: string }
+  /** A whisper that was not kept (nothing usable was left once sanitised). */
+  | { type: "whisperIgnored"; soulId: string; source: string; reason: string }
   | { type: "scheduled"; soulId: string; id: string; process: string; at: number }
   | { type: "expired"; soulId: string };
 

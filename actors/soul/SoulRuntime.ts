@@ -1,6 +1,8 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
+import { sanitizeWhisper } from "../daimon/sanitizeWhisper.ts";
+import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../daimon/whisperPrompt.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "./Perception.ts";
@@ -53,6 +55,9 @@ export interface PerceiveResult {
 export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
 
 const noop = () => undefined;
+
+/** As the node's whisper intake caps a whisper's source name. */
+const WHISPER_SOURCE_MAX_CHARS = 128;
 
 /**
  * A live soul: its machine actor, its committed state, and everything that moves data in and
@@ -187,10 +192,24 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.#checkIdle();
   }
 
+  /**
+   * Keeps a daimon's whisper in soul memory `daimonicWhisper` until the next successful turn
+   * that answers an external perception recalls and consumes it (TurnRunner). Sanitised here,
+   * whoever sent it; one that is empty once sanitised is dropped with a `whisperIgnored` event.
+   * A later whisper replaces a pending one. Each is stored as a new object: the turn that
+   * recalls it consumes it only if that same object is still there when it commits.
+   */
   whisper(content: string, source: string): void {
-    this.emit({ type: "whisper", soulId: this.soulId, source });
+    const from = sanitizeWhisper(typeof source === "string" ? source : "", { maxChars: WHISPER_SOURCE_MAX_CHARS }) || "daimon";
+    const text = sanitizeWhisper(content);
+    if (!text) {
+      this.emit({ type: "whisperIgnored", soulId: this.soulId, source: from, reason: "the whisper is empty once sanitised" });
+      return;
+    }
+    this.emit({ type: "whisper", soulId: this.soulId, source: from });
+    const whisper: DaimonicWhisper = { content: text, source: from };
     void this.#commit(() => {
-      const state = { ...this.#state, soulMemory: { ...this.#state.soulMemory, daimonicWhisper: { content, source } } };
+      const state = { ...this.#state, soulMemory: { ...this.#state.soulMemory, [DAIMONIC_WHISPER_KEY]: whisper } };
       return { state, commit: { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) } };
     }).catch((err: unknown) => this.#emitError("commit", err));
   }

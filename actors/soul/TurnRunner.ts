@@ -1,5 +1,6 @@
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { TurnCommit } from "../../runtime/store/types.ts";
+import { DAIMONIC_WHISPER_KEY, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "../daimon/whisperPrompt.ts";
 import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProcess.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { IsmOutput } from "../ism/types.ts";
@@ -71,6 +72,8 @@ interface ActiveTurn {
   ism?: IsmRun;
   /** The ISM runs of this turn, aborted when it ends: a handler an interrupted ISM left behind stops its steps. */
   ismRuns?: AbortController[];
+  /** A daimonic whisper was recalled into this turn's memory: taken out again before the commit. */
+  recalled?: boolean;
 }
 
 /** The last committed turn: the subprocess phase builds on it. */
@@ -266,7 +269,36 @@ export class TurnRunner {
       soul: { name: blueprint.name, persona: blueprint.persona },
       currentProcess: input.process,
     });
+    this.#recall(turn);
     run.beginProcess();
+  }
+
+  /**
+   * Daimonic intuition (DESIGN step 7, cognitive pipeline 3b): a whisper pending in soul
+   * memory enters the memory of a turn that answers an external perception as the soul's own
+   * recall (assistant role, `daimonicIntuition` region), after the integrator and before the
+   * process, so its steps (and those of its executeNow chain) see it. The commit takes the
+   * recall out of the working memory again and consumes the whisper in the same write, if it
+   * is still the one recalled here. A turn that fails keeps it for the next one.
+   *
+   * Scheduled and other internal perceptions (`internal: true`) neither see nor consume it:
+   * the intuition is about the conversation, and a timer firing must not use it up unheard.
+   * Subprocesses run after the commit, so the whisper is already consumed for them.
+   */
+  #recall(turn: ActiveTurn): void {
+    if (turn.perception.internal === true) return;
+    const { draft } = turn;
+    // The integrator handled the key itself (it assigned it): leave it to the blueprint.
+    if (draft.assignedSoulMemory(DAIMONIC_WHISPER_KEY)) return;
+    const stored = this.#soul.committed().soulMemory[DAIMONIC_WHISPER_KEY];
+    if (stored === undefined || stored === null) return;
+    const whisper = readDaimonicWhisper({ [DAIMONIC_WHISPER_KEY]: stored });
+    if (!whisper) return;
+    draft.memory = withDaimonicIntuition(draft.memory, whisper);
+    // The stored object is the whisper's identity: `whisper()` stores a new one each time and
+    // nothing copies it in place, so one that arrives during the turn is a different value.
+    draft.consumeSoulMemory(DAIMONIC_WHISPER_KEY, stored);
+    turn.recalled = true;
   }
 
   /** Reads what the process returned and decides where the soul goes: the end of every step. */
@@ -322,6 +354,8 @@ export class TurnRunner {
     // Each await costs a promise on every turn; the common turn has nothing to wait for.
     if (draft.streams.length) await Promise.all(draft.streams);
     if (draft.memory.isPending) await draft.memory.finished;
+    // The recall was for this turn's steps only: it does not stay in the conversation.
+    if (turn.recalled) draft.memory = withoutDaimonicIntuition(draft.memory);
     const proposals = draft.actions.length ? await this.#soul.review(draft, perception) : [];
     const base = this.#soul.committed();
     let previous: string | undefined;

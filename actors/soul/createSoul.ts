@@ -46,7 +46,12 @@ export interface Soul {
   readonly blueprint: SoulBlueprint;
   /** Records the perception in the inbox, then queues it; a duplicate id is dropped. */
   perceive(input: PerceptionInput): Promise<PerceiveResult>;
-  /** A daimon's intuition: kept in soul memory `daimonicWhisper`; resolves when durable. */
+  /**
+   * A daimon's intuition: sanitised, kept in soul memory `daimonicWhisper` (resolves when
+   * durable), recalled as the soul's own memory by the next successful turn that answers an
+   * external perception, and consumed by that turn's commit. One that is empty once
+   * sanitised is not kept (a `whisperIgnored` event says so).
+   */
   whisper(content: string, source?: string): Promise<void>;
   onSpeech(listener: (proposal: Proposal) => void): () => void;
   onEvent(listener: SoulEventListener): () => void;

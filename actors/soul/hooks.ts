@@ -206,14 +206,26 @@ export function useProcessMemory<T>(initial: T): Ref<T> {
   };
 }
 
-/** State kept for the whole soul, by name, across processes and restarts. */
+/**
+ * State kept for the whole soul, by name, across processes and restarts.
+ *
+ * Reading is not writing: the turn gets a private copy of an object value, and at commit the
+ * key is written back only if the turn assigned it (`ref.current = ...`) or changed the copy
+ * in place (compared structurally with the value it was copied from). A key the turn only
+ * read keeps whatever it holds at commit, so a value that changed while the turn ran (a
+ * whisper that arrived) is not overwritten with the turn's stale copy. The initial value of
+ * a key the soul does not have is stored if the key is still absent at commit.
+ */
 export function useSoulMemory<T>(name: string, initial?: T): Ref<T> {
   const run = requireRun("useSoulMemory");
   const { draft } = run;
   if (!draft.ownsSoulMemory(name)) {
-    const present = draft.hasSoulMemory(name);
-    const value = present ? draft.readSoulMemory(name) : initial;
-    if (!present || (typeof value === "object" && value !== null)) draft.setSoulMemory(name, isolate(value));
+    if (!draft.hasSoulMemory(name)) draft.trackSoulMemoryRead(name, isolate(initial), initial, true);
+    else {
+      const value = draft.readSoulMemory(name);
+      // A primitive cannot be edited in place: reads of it stay live, and nothing is tracked.
+      if (typeof value === "object" && value !== null) draft.trackSoulMemoryRead(name, isolate(value), value, false);
+    }
   }
   return {
     get current() {

@@ -33,7 +33,7 @@ export type { PerceiveResult, SoulStatus } from "./SoulRuntime.ts";
 export { createSoulHost } from "./soulHost.ts";
 export type { SoulHost, SoulHostOptions, SoulRegistryEntry } from "./soulHost.ts";
 export { createInProcessOutlet } from "./outlet.ts";
-export type { Outlet, InProcessOutlet } from "./outlet.ts";
+export type { Outlet, InProcessOutlet, ReviewContext } from "./outlet.ts";
 export { isInterception } from "./Proposal.ts";
 export type { Proposal, ProposalKind, Interception, ReviewVerdict } from "./Proposal.ts";
 export type { SoulEvent, SoulEventListener, SoulErrorPhase } from "./SoulEvent.ts";

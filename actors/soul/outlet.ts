@@ -1,4 +1,16 @@
+import type { Perception } from "./Perception.ts";
 import type { Proposal, ReviewVerdict } from "./Proposal.ts";
+
+/** What a review sees besides the proposal itself. */
+export interface ReviewContext {
+  /**
+   * The perception the proposal answers: the one the turn (or, for a subprocess's proposal,
+   * the turn the subprocess followed) was run for. `proposal.causation` is its id.
+   * Optional so that a caller outside a soul's turn (a re-verification at dispatch) can
+   * review without one.
+   */
+  perception?: Perception;
+}
 
 /**
  * Where proposals leave the soul. The gate chain plugs into `review`; a bus or a bridge
@@ -7,8 +19,13 @@ import type { Proposal, ReviewVerdict } from "./Proposal.ts";
  * the same proposal id.
  */
 export interface Outlet {
-  /** Pass, transform or intercept a proposal before it is committed. Throwing blocks it (fail closed). */
-  review?(proposal: Proposal): ReviewVerdict | Promise<ReviewVerdict>;
+  /**
+   * Pass, transform or intercept a proposal before it is committed. Throwing blocks it (fail
+   * closed). The soul runtime passes the perception the proposal answers as `context`, so a
+   * gate can judge a reply by what it replies to; an outlet that wraps another should pass
+   * `context` on.
+   */
+  review?(proposal: Proposal, context?: ReviewContext): ReviewVerdict | Promise<ReviewVerdict>;
   /** A live piece of streamed speech, before the turn commits; the final text follows via `deliver`. */
   chunk?(soulId: string, proposalId: string, text: string): void;
   deliver(proposal: Proposal): void | Promise<void>;

@@ -57,11 +57,11 @@ describe("a daimon beside a real soul (in-process bus, LMDB)", () => {
 });
 
 /**
- * What actors/soul does not do yet (see the daimon report). These tests state the wanted
- * behaviour and are expected to fail today; when the soul runtime implements it they pass,
- * `it.fails` turns red, and they should become plain `it`.
+ * What the soul runtime does itself, with no help from the blueprint: it recalls a pending
+ * whisper into one successful turn and consumes it, and a turn that only read the whisper
+ * does not overwrite one that arrived while it ran.
  */
-describe("soul runtime gaps (expected to fail until actors/soul implements them)", () => {
+describe("the soul runtime's own handling of whispers", () => {
   let store: Store | undefined;
   let dir: string | undefined;
   afterEach(async () => {
@@ -76,7 +76,7 @@ describe("soul runtime gaps (expected to fail until actors/soul implements them)
     return store.actor("gap");
   };
 
-  it.fails("the runtime injects a pending whisper as recall and consumes it after one successful turn, without the blueprint's help", async () => {
+  it("the runtime injects a pending whisper as recall and consumes it after one successful turn, without the blueprint's help", async () => {
     const seen: WorkingMemory[] = [];
     const plain: MentalProcess = async ({ workingMemory }) => {
       seen.push(workingMemory);
@@ -94,7 +94,7 @@ describe("soul runtime gaps (expected to fail until actors/soul implements them)
     }
   });
 
-  it.fails("a whisper that arrives during a turn survives that turn, even when the turn read the previous whisper", async () => {
+  it("a whisper that arrives during a turn survives that turn, even when the turn read the previous whisper", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let started!: () => void;

@@ -121,6 +121,22 @@ describe("an ISM process as a process state whose sub-machine is the ISM", () =>
     await h.soul.stop();
   });
 
+  it("recalls a pending whisper into the ISM's deliberation, and the commit consumes it and leaves it out of memory", async () => {
+    const h = await greeted();
+    await h.soul.whisper("They already tried the obvious.", "Kothar");
+    h.model.script("choice", choose(["DONE"], "nothing to do"));
+    await h.soul.perceive(said("it still fails"));
+    await h.soul.idle();
+
+    const [choice] = h.model.calls.filter((c) => c.kind === "choice");
+    const recalled = choice?.messages.filter((m) => m.content.includes("Kothar whispers: They already tried the obvious."));
+    expect(recalled?.map((m) => m.role)).toEqual(["assistant"]);
+    expect(h.soul.state()).toMatchObject({ process: "problemSolving", turn: 2 });
+    expect(committedMemory(h)).not.toContain("whispers");
+    expect(h.soul.memory().soulMemory["daimonicWhisper"]).toBeNull();
+    await h.soul.stop();
+  });
+
   it("recurses, then responds: the answer streams through the outlet and lands in memory without the playbook", async () => {
     const h = await greeted();
     h.model.script("choice", choose(["Think"], "need to think"), choose(["Respond"], "ready"));

@@ -75,6 +75,37 @@ describe("outlet", () => {
     await soul.stop();
   });
 
+  it("gives review the perception each proposal answers, for a process's and a subprocess's proposals", async () => {
+    const reviewed: { id: string; kind: string; perception: unknown }[] = [];
+    const outlet: Outlet = {
+      review(p, context) {
+        reviewed.push({ id: p.id, kind: p.kind, perception: context?.perception });
+        return p;
+      },
+      deliver: () => undefined,
+    };
+    const note: MentalProcess = async ({ workingMemory }) => {
+      useActions().log(`noted ${usePerceptions().invokingPerception.content}`);
+      return workingMemory;
+    };
+    const soul = createSoul({
+      blueprint: defineSoul({ name: "Talker", persona: "", initialProcess: talker, processes: { talker }, subprocesses: [note] }),
+      id: "p",
+      store: env.actor("p"),
+      outlet,
+    });
+    const first = await soul.perceive({ ...said("hi"), meta: { channel: "C1" } });
+    await soul.idle();
+    const second = await soul.perceive(said("again", "Bob"));
+    await soul.idle();
+    expect(reviewed.map((r) => r.id)).toEqual(["p:1:0", "p:1:1", "p:1:2", "p:1:sub:0", "p:2:0", "p:2:1", "p:2:2", "p:2:sub:0"]);
+    for (const r of reviewed.slice(0, 4)) {
+      expect(r.perception).toMatchObject({ id: first.id, action: "said", content: "hi", name: "Ada", meta: { channel: "C1" } });
+    }
+    for (const r of reviewed.slice(4)) expect(r.perception).toMatchObject({ id: second.id, content: "again", name: "Bob" });
+    await soul.stop();
+  });
+
   it("streams speech live as chunks and delivers the whole text once the turn commits", async () => {
     const outlet = createInProcessOutlet();
     const events: string[] = [];
