@@ -63,3 +63,4 @@ export {
 } from "./taggedXml.ts";
 export { stripMarkdownFences, extractJson, parseJsonAnswer, toJsonSchema, type JsonAnswer } from "./sanitize.ts";
 export { indentNicely } from "./indentNicely.ts";
+export * from "./pipeline/index.ts";

@@ -20,3 +20,13 @@ export {
   type StoreOptions,
   type TurnCommit,
 } from "./types.ts";
+export {
+  userModels,
+  blankUserModel,
+  userModelFileName,
+  USER_MODEL_SECTIONS,
+  USER_MODELS_NAMESPACE,
+  type UserModel,
+  type UserModels,
+  type UserModelVersion,
+} from "./userModels.ts";
