@@ -56,19 +56,28 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): { system?
   const fold = (m: ChatMessage): string => (m.name ? `${m.name}: ${m.content}` : m.content);
   const system: string[] = [];
   const turns: AnthropicTurn[] = [];
-  for (const m of messages) {
-    if (m.role === "system") {
-      system.push(fold(m));
-      continue;
-    }
+  const push = (role: AnthropicTurn["role"], content: string) => {
     const last = turns.at(-1);
-    if (last && last.role === m.role) last.content += `\n\n${fold(m)}`;
-    else turns.push({ role: m.role, content: fold(m) });
+    if (last && last.role === role) last.content += `\n\n${content}`;
+    else turns.push({ role, content });
+  };
+  // A cognitive step ends with its command as a system message. Folded into `system` it would
+  // leave the soul's own last memory (say, a thought) as the final turn, which Anthropic treats
+  // as a prefill to continue; sent as the closing user turn, it is the instruction to act on.
+  const last = messages.at(-1);
+  const command = last?.role === "system" && messages.some((m) => m.role !== "system") ? last : undefined;
+  for (const m of messages) {
+    if (m === command) continue;
+    if (m.role === "system") system.push(fold(m));
+    else push(m.role, fold(m));
   }
+  if (command) push("user", fold(command));
   if (turns.length === 0 && system.length > 0) {
     // The API needs at least one turn; a system-only prompt is the whole instruction, so it becomes the turn.
     return { messages: [{ role: "user", content: system.join("\n\n") }] };
   }
+  // The API rejects a conversation that opens with an assistant turn (a soul speaking first).
+  if (turns[0]?.role === "assistant") turns.unshift({ role: "user", content: "(The conversation so far.)" });
   return system.length > 0 ? { system: system.join("\n\n"), messages: turns } : { messages: turns };
 }
 
