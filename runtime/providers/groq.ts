@@ -35,9 +35,15 @@ export interface GroqModelOptions {
 }
 
 /** OpenAI-style chat has a `name` field, so names pass through instead of being folded. */
+const API_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
 export function toGroqMessages(messages: readonly ChatMessage[]): GroqMessage[] {
   return messages.map((m): GroqMessage => {
-    const name = m.name ? { name: m.name } : {};
+    // OpenAI-style APIs accept only `[A-Za-z0-9_-]{1,64}` as a name; anything else (a display
+    // name with a space, an accent) is folded into the content rather than risking a 400.
+    const apiName = m.name && API_NAME.test(m.name) ? m.name : undefined;
+    const name = apiName ? { name: apiName } : {};
+    if (m.name && !apiName) m = { ...m, content: `${m.name}: ${m.content}` };
     switch (m.role) {
       case "system":
         return { role: "system", content: m.content, ...name };

@@ -49,3 +49,15 @@ describe("toAnthropicMessages", () => {
     });
   });
 });
+
+describe("toGroqMessages", () => {
+  it("passes API-safe names and folds the others into the content", async () => {
+    const { toGroqMessages } = await import("../../../runtime/providers/groq.ts");
+    const out = toGroqMessages([
+      { role: "user", content: "hi", name: "bob_1" },
+      { role: "user", content: "hello", name: "Ana María" },
+    ]);
+    expect(out[0]).toEqual({ role: "user", content: "hi", name: "bob_1" });
+    expect(out[1]).toEqual({ role: "user", content: "Ana María: hello" });
+  });
+});
