@@ -1,10 +1,12 @@
 import { Command, CommanderError } from "commander";
-import { chatCommand } from "./chatCommand.ts";
 import { CliError } from "./CliError.ts";
+import { registerNatsConfigCommand } from "./natsConfigCommand.ts";
+import { clusterFrom, natsOptionsFrom, requireNats, withNatsOptions, type NatsFlags } from "./natsOptions.ts";
 
 /**
  * The `ensoul` command. Each subcommand lives in its own file; this one only wires them to
- * commander and turns failures into one clear line.
+ * commander and turns failures into one clear line. Commands are imported when they run: the
+ * model providers' SDKs alone take most of a second to load, and `ensoul status` needs none.
  */
 const program = new Command()
   .name("ensoul")
@@ -12,17 +14,109 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-program
-  .command("chat")
-  .description("talk with a soul in this terminal (piped stdin: one answer per line, then exit)")
-  .argument("[soul]", "which soul (default: samantha)")
-  .option("-m, --model <provider:model>", "the model for every step, e.g. groq:llama-3.1-8b-instant")
-  .option("-d, --data <dir>", "LMDB data directory", "./.ensoul")
-  .option("-u, --user <name>", "your name, as the soul perceives it", process.env.USER || "user")
-  .option("--inspect [port|ws-url]", "stream the soul's machines to the Stately inspector")
-  .action(async (soul: string | undefined, opts: { model?: string; data: string; user: string; inspect?: string | boolean }) => {
-    await chatCommand({ soul, ...opts });
-  });
+const positiveInt = (flag: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CliError(`${flag} must be a positive whole number of milliseconds, got '${value}'`);
+  return n;
+};
+
+withNatsOptions(
+  program
+    .command("up")
+    .description("start a cluster (or, with --nats and --node, one node of it) from a config file, and show its live status until Ctrl-C")
+    .argument("[config]", "cluster config, YAML or TypeScript (default: ensoul.yaml or ensoul.config.ts here)")
+    .option("-n, --node <name>", "which node of the config this process is (env ENSOUL_NODE); needed with --nats when the config names several")
+    .option("-d, --data <dir>", "data directory, instead of the config's (each node keeps LMDB in <dir>/<node>)")
+    .option("--status <mode>", "live status: auto (refreshing on a terminal, a line per change otherwise), lines, or off", "auto"),
+  { cluster: true },
+).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string }) => {
+  if (!["auto", "lines", "off"].includes(opts.status)) throw new CliError(`--status must be auto, lines or off, got '${opts.status}'`);
+  const { upCommand } = await import("./upCommand.ts");
+  await upCommand(config, opts);
+});
+
+withNatsOptions(
+  program
+    .command("chat")
+    .description("talk with a soul in this terminal (piped stdin: one answer per line, then exit); with --nats, a soul of a running cluster")
+    .argument("[soul]", "which soul (default: samantha)")
+    .option("-m, --model <provider:model>", "the model for every step, e.g. groq:llama-3.1-8b-instant (local mode)")
+    .option("-d, --data <dir>", "LMDB data directory (local mode)", "./.ensoul")
+    .option("-u, --user <name>", "your name, as the soul perceives it", process.env.USER || "user")
+    .option("--inspect [port|ws-url]", "stream the soul's machines to the Stately inspector (local mode)")
+    .option("--timeout <ms>", "with --nats: how long to wait for each answer", positiveInt("--timeout"), 120_000),
+  { userFlags: false },
+).action(async (soul: string | undefined, opts: NatsFlags & { model?: string; data: string; user: string; inspect?: string | boolean; timeout: number }) => {
+  const nats = natsOptionsFrom(opts);
+  if (!nats) {
+    const { chatCommand } = await import("./chatCommand.ts");
+    await chatCommand({ soul, model: opts.model, data: opts.data, user: opts.user, ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}) });
+    return;
+  }
+  if (opts.model !== undefined) throw new CliError("--model chooses the model of a local soul; with --nats the cluster's config chooses it");
+  const { natsChat } = await import("./natsChat.ts");
+  await natsChat({ soul: soul ?? "samantha", nats, cluster: clusterFrom(opts), user: opts.user, turnTimeoutMs: opts.timeout });
+});
+
+withNatsOptions(
+  program
+    .command("whisper")
+    .description("whisper to a soul of a running cluster (sanitised; the soul keeps it for its next turn)")
+    .argument("<soul>", "the soul")
+    .argument("<text>", "the whisper")
+    .option("--source <name>", "who whispers, as the soul will recall it", "operator"),
+).action(async (soul: string, text: string, opts: NatsFlags & { source: string }) => {
+  const { whisperCommand } = await import("./whisperCommand.ts");
+  await whisperCommand({ nats: requireNats(opts, "whisper"), cluster: clusterFrom(opts), soul, text, source: opts.source });
+});
+
+withNatsOptions(
+  program
+    .command("status")
+    .description("the nodes of a running cluster (found by their heartbeats) and their souls")
+    .option("--wait <ms>", "the longest to listen for heartbeats (it stops once every node has beaten twice)", positiveInt("--wait"), 2_500)
+    .option("--json", "print the nodes' status as JSON"),
+).action(async (opts: NatsFlags & { wait: number; json?: boolean }) => {
+  const { statusCommand } = await import("./statusCommand.ts");
+  await statusCommand({ nats: requireNats(opts, "status"), cluster: clusterFrom(opts), waitMs: opts.wait, json: opts.json === true });
+});
+
+withNatsOptions(
+  program
+    .command("memory")
+    .description("a soul's current process, working memory and soul memory: live over --nats, or from LMDB in --data")
+    .argument("<soul>", "the soul")
+    .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given", "./.ensoul")
+    .option("--json", "print it as JSON"),
+).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean }) => {
+  const nats = natsOptionsFrom(opts);
+  const { memoryCommand } = await import("./memoryCommand.ts");
+  await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(nats ? { nats } : {}) });
+});
+
+withNatsOptions(
+  program
+    .command("daimon")
+    .description("switch a soul's daimon mode at run time: whisper, speak, both or off")
+    .argument("<soul>", "the soul")
+    .argument("<mode>", "whisper | speak | both | off")
+    .option("--name <daimon>", "which daimon, when the soul has several (default: all of them)"),
+).action(async (soul: string, mode: string, opts: NatsFlags & { name?: string }) => {
+  const { daimonCommand } = await import("./daimonCommand.ts");
+  await daimonCommand({ nats: requireNats(opts, "daimon"), cluster: clusterFrom(opts), soul, mode, ...(opts.name ? { name: opts.name } : {}) });
+});
+
+withNatsOptions(
+  program
+    .command("stop")
+    .description("ask a node of a running cluster to drain and exit")
+    .argument("<node>", "the node"),
+).action(async (node: string, opts: NatsFlags) => {
+  const { stopCommand } = await import("./stopCommand.ts");
+  await stopCommand({ nats: requireNats(opts, "stop"), cluster: clusterFrom(opts), node });
+});
+
+registerNatsConfigCommand(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -31,7 +125,7 @@ try {
     process.exitCode = e.exitCode;
   } else {
     // One line, no stack: the messages are written to stand alone.
-    process.stderr.write(`ensoul: ${(e as Error).message}\n`);
+    process.stderr.write(`ensoul: ${(e as Error).message.split("\n")[0]}\n`);
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
   }
 }

@@ -1,0 +1,158 @@
+/**
+ * `ensoul chat <soul> --nats <url>`: the terminal as a client of a running cluster. Each
+ * line becomes a perception envelope on the soul's perceive subject; what the soul says comes
+ * back on its says subject (chunks live on a terminal, finals otherwise), and its events say
+ * when the turn is over: the `soul.turn` event lists the speech the turn will deliver, so the
+ * client waits for exactly that (or for a gate blocking it at dispatch) before the next line.
+ */
+import { userInfo } from "node:os";
+import type { Readable, Writable } from "node:stream";
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  isKind,
+  makeEnvelope,
+  type Bus,
+  type Envelope,
+  type Subscription,
+} from "../bus/index.ts";
+import { clusterSubjects } from "../bus/index.ts";
+import { ClusterClientError, findSoul, type DiscoveredNode } from "../node/clusterClient.ts";
+import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/natsConnection.ts";
+import { CliError } from "./CliError.ts";
+import { serversOf } from "./natsOptions.ts";
+import { runTerminalChat, type SpeechSink } from "./terminalChat.ts";
+
+export interface NatsChatOptions {
+  soul: string;
+  nats: NatsConnectOptions;
+  cluster: string;
+  user: string;
+  /** How long to wait for a turn to finish (default 120 s). */
+  turnTimeoutMs?: number;
+  input?: Readable;
+  output?: Writable;
+}
+
+interface PendingTurn {
+  perceptionId: string;
+  sink: SpeechSink;
+  /** Speech the finished turn will deliver; undefined until its `soul.turn` event. */
+  expected?: Set<string>;
+  delivered: Set<string>;
+  notes: string[];
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+export async function natsChat(o: NatsChatOptions): Promise<void> {
+  let bus: Bus;
+  try {
+    bus = await connectClusterBus({ ...o.nats, cluster: o.cluster, name: `ensoul-chat-${o.cluster}` });
+  } catch (err) {
+    if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
+    throw err;
+  }
+  const output = o.output ?? process.stdout;
+  const subjects = clusterSubjects(o.cluster);
+  const subs: Subscription[] = [];
+  try {
+    let where: DiscoveredNode;
+    try {
+      where = await findSoul(bus, o.soul);
+    } catch (err) {
+      if (err instanceof ClusterClientError) throw new CliError(err.message);
+      throw err;
+    }
+    const speaker = where.status.souls.find((s) => s.id === o.soul)?.name ?? o.soul;
+    let current: PendingTurn | null = null;
+
+    const settle = (turn: PendingTurn) => {
+      if (turn.expected && [...turn.expected].every((id) => turn.delivered.has(id))) turn.resolve();
+    };
+    const read = (data: Uint8Array): Envelope | undefined => {
+      const decoded = decodeEnvelope(data);
+      return decoded.ok ? decoded.envelope : undefined;
+    };
+
+    subs.push(
+      bus.subscribe(subjects.says(o.soul), (msg) => {
+        const env = read(msg.data);
+        const turn = current;
+        if (!env || !isKind(env, "speech") || !turn || env.causation !== turn.perceptionId) return;
+        if (!env.body.final) {
+          turn.sink.chunk(env.body.proposalId, speaker, env.body.text);
+          return;
+        }
+        if (turn.delivered.has(env.body.proposalId)) return; // a re-publish after a crash
+        turn.delivered.add(env.body.proposalId);
+        turn.sink.final(env.body.proposalId, speaker, env.body.text);
+        settle(turn);
+      }),
+      bus.subscribe(subjects.events(o.soul), (msg) => {
+        const env = read(msg.data);
+        const turn = current;
+        if (!env || !isKind(env, "event") || !turn) return;
+        const data = (env.body.data ?? {}) as Record<string, unknown>;
+        const type = env.body.type;
+        if (type === "gate.decision") {
+          // A speech stopped at dispatch (re-verification) will never arrive: stop waiting for it.
+          const pid = String(data.proposalId ?? "");
+          const blocking = ["intercept", "hold", "error", "timeout"].includes(String(data.decision));
+          if (blocking && data.phase === "dispatch" && turn.expected?.has(pid) && !turn.delivered.has(pid)) {
+            turn.delivered.add(pid);
+            turn.notes.push(`! ${speaker}'s reply was blocked by gate ${String(data.gate)}: ${String(data.reason ?? data.decision)}`);
+            settle(turn);
+          }
+          return;
+        }
+        if (env.causation !== turn.perceptionId) return;
+        if (type === "soul.turn") {
+          turn.expected = new Set(Array.isArray(data.speech) ? data.speech.map(String) : []);
+          settle(turn);
+        } else if (type === "soul.intercepted") {
+          turn.notes.push(`! ${speaker}'s ${String((data.proposal as { kind?: string } | undefined)?.kind ?? "proposal")} was intercepted: ${String(data.reason ?? "")}`);
+        } else if (type === "soul.error" && data.phase === "process") {
+          turn.reject(new Error(`${speaker} could not answer: ${String(data.message ?? "error")}`));
+        } else if (type === "node.approval") {
+          turn.notes.push(`! approval: ${String(data.outcome)}${data.reason ? ` (${String(data.reason)})` : ""}`);
+          turn.resolve();
+        } else if (type === "node.refused") {
+          turn.reject(new Error(String(data.reason ?? "refused")));
+        }
+      }),
+    );
+
+    const timeoutMs = o.turnTimeoutMs ?? 120_000;
+    await runTerminalChat({
+      ...(o.input ? { input: o.input } : {}),
+      output,
+      banner: `${speaker} (${o.soul}) on node ${where.status.node} of cluster ${o.cluster} · ${serversOf(o.nats)}`,
+      turn: async (text, say) => {
+        const env = makeEnvelope("perception", `cli-${safeName(userInfo().username)}`, o.soul, { action: "said", content: text, name: o.user });
+        let timer: NodeJS.Timeout | undefined;
+        const done = new Promise<void>((resolve, reject) => {
+          current = { perceptionId: env.id, sink: say, delivered: new Set(), notes: [], resolve, reject };
+          timer = setTimeout(() => reject(new Error(`no answer from ${speaker} within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+        });
+        const turn = current as PendingTurn | null;
+        try {
+          await bus.publish(subjects.perceive(o.soul), encodeEnvelope(env), { msgId: env.id });
+          await done;
+        } finally {
+          clearTimeout(timer);
+          for (const note of turn?.notes ?? []) output.write(`${note}\n`);
+          current = null;
+        }
+      },
+    });
+  } finally {
+    for (const s of subs) s.unsubscribe();
+    await bus.drain().catch(() => bus.close());
+  }
+}
+
+/** A user name as an address token. */
+function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "user";
+}

@@ -1,0 +1,37 @@
+import { discoverNodes } from "../node/clusterClient.ts";
+import type { NodeStatus } from "../node/controlProtocol.ts";
+import { CliError } from "./CliError.ts";
+import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** `ensoul status`: every node of the cluster, found by heartbeat, with its souls. */
+export async function statusCommand(target: ClusterTarget & { waitMs: number; json?: boolean }): Promise<NodeStatus[]> {
+  return withBus(target, "status", async (bus) => {
+    const nodes = await discoverNodes(bus, { waitMs: target.waitMs });
+    if (nodes.size === 0) throw new CliError(`no node of cluster '${target.cluster}' is running (no heartbeat within ${target.waitMs} ms)`, 1);
+    const statuses = [...nodes.values()].map((n) => n.status).sort((a, b) => a.node.localeCompare(b.node));
+    if (target.json) {
+      print(target, JSON.stringify(statuses, null, 2));
+      return statuses;
+    }
+    print(target, `cluster ${target.cluster}: ${statuses.length} node${statuses.length === 1 ? "" : "s"}`);
+    for (const s of statuses) {
+      const turns = s.souls.reduce((n, x) => n + x.turns, 0);
+      print(target, `node ${s.node}  pid ${s.pid}  ${s.state}  up ${ago(Date.now() - s.startedAt)}  ${s.souls.length} souls  ${turns} turns  ${s.counters.dead} dead`);
+      const width = Math.max(4, ...s.souls.map((x) => x.id.length));
+      for (const soul of s.souls) {
+        print(target, `  ${soul.id.padEnd(width)}  ${soul.process}  turns ${soul.turns}  pending ${soul.pending}  ${soul.status}`);
+      }
+      for (const d of s.daimons) print(target, `  daimon ${d.name} of ${d.soul}: ${d.mode}`);
+      if (s.skillGates.length) print(target, `  serves skill gates: ${s.skillGates.join(", ")}`);
+    }
+    return statuses;
+  });
+}
+

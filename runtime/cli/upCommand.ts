@@ -1,0 +1,90 @@
+/**
+ * `ensoul up [config]`: starts a node of the cluster the config describes and shows its
+ * live status until Ctrl-C (SIGINT or SIGTERM), then drains and shuts down with every
+ * committed turn persisted. Without --nats the whole cluster runs in this process on the
+ * in-process bus; with --nats, each `ensoul up --node <name>` hosts the souls the config
+ * assigns to that node.
+ */
+import { resolve } from "node:path";
+import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, startNode, type EnsoulNode } from "../node/index.ts";
+import { CliError } from "./CliError.ts";
+import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
+import { startStatusDisplay } from "./statusDisplay.ts";
+
+export interface UpCommandOptions extends NatsFlags {
+  node?: string;
+  data?: string;
+  /** `auto` (a terminal redraws, anything else gets lines), `lines`, or `off`. */
+  status?: string;
+  env?: NodeJS.ProcessEnv;
+  out?: NodeJS.WriteStream;
+}
+
+export async function upCommand(configArg: string | undefined, options: UpCommandOptions): Promise<void> {
+  const env = options.env ?? process.env;
+  const out = options.out ?? process.stdout;
+  let file: string;
+  try {
+    file = findConfigFile(configArg);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message);
+    throw err;
+  }
+  const loaded = await loadClusterConfig(file).catch((err: unknown) => {
+    throw err instanceof ConfigError ? new CliError(err.message) : err;
+  });
+  if (options.cluster !== undefined && options.cluster !== loaded.config.cluster) {
+    throw new CliError(`--cluster ${options.cluster} does not match the config's cluster '${loaded.config.cluster}'`);
+  }
+  const nats = natsOptionsFrom(options, env);
+  const nodeId = options.node ?? (env.ENSOUL_NODE?.trim() || undefined);
+
+  let node: EnsoulNode;
+  try {
+    node = await startNode({
+      config: loaded,
+      ...(nodeId !== undefined ? { nodeId } : {}),
+      ...(nats ? { nats } : {}),
+      ...(options.data !== undefined ? { data: resolve(options.data) } : {}),
+      env,
+      log: (line) => process.stderr.write(`[ensoul ${nodeId ?? "node"}] ${line}\n`),
+    });
+  } catch (err) {
+    if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
+    if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
+    if (err instanceof Error && /^invalid nodeId/.test(err.message)) throw new CliError(`--node: ${err.message.replace(/^invalid nodeId "[^"]*": /, "")}`);
+    throw err;
+  }
+
+  const where = nats ? serversOf(nats) : "in-process bus";
+  const mode = options.status ?? "auto";
+  const tty = mode === "auto" ? Boolean(out.isTTY) : false;
+  out.write(
+    `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${resolve(options.data ?? loaded.config.data ?? "./.ensoul", node.id)}\n`,
+  );
+  if (loaded.config.bridges.length) out.write(`ensoul up: ${loaded.config.bridges.length} bridge(s) configured; bridges are reserved and not started yet\n`);
+  const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
+  out.write(tty ? "" : `ensoul up: ready\n`);
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      display.note(`ensoul up: ${signal} again, exiting without draining`);
+      process.exit(130);
+    }
+    display.note(`ensoul up: ${signal}, stopping node ${node.id} after the running turns (again to force)`);
+    void node.stop();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    await node.stopped;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    display.stop();
+  }
+  const souls = Object.values(node.registry.getSnapshot().context.souls);
+  out.write(`ensoul up: node ${node.id} stopped; ${souls.reduce((n, s) => n + s.turns, 0)} committed turns persisted\n`);
+}

@@ -1,0 +1,543 @@
+/**
+ * A node: one process of a cluster. It reads the cluster config, opens its LMDB
+ * environment (`<data>/<nodeId>`), joins the bus (NATS, or the in-process bus for a
+ * single-process run) and hosts the souls the config gives it, with everything around them:
+ *
+ * - perceptions in from its durable consumer (perceptionSources.ts, perceptionIntake.ts),
+ *   each recorded in the soul's inbox before it is acked;
+ * - speech out on each soul's says subject, events on its events subject (busOutlet.ts,
+ *   soulEvents.ts), behind the soul's gate chain (gates.ts) and approval queue;
+ * - whispers in (whisperIntake.ts), souls hearing souls (hearing.ts), daimons (daimons.ts),
+ *   the skill-gate actors it serves;
+ * - activation on demand and passivation of idle souls (the soul host), a registry of its
+ *   actors (nodeRegistry.ts), and node control: heartbeat, status, memory, daimon, stop
+ *   (nodeControl.ts).
+ *
+ * `stop()` shuts down in the order that loses nothing: no new perceptions (those in flight
+ * finish and are acked), no new whispers or hearings, daimons off, each soul stops after its
+ * running turn (queued perceptions stay in its inbox for the next start), everything said
+ * is published, the bus drains, and the store closes with every committed turn on disk.
+ */
+import { join, resolve } from "node:path";
+import { createApprovals, createGateChain, gatedOutlet, publishDecisions, startSkillGate, type Approvals, type SkillGateHandle } from "../../actors/gate/index.ts";
+import { createSoulHost, isInterception, type Outlet, type Proposal, type ReviewContext, type Soul, type SoulBlueprint, type SoulEvent } from "../../actors/soul/index.ts";
+import { assertName, clusterSubjects, createInProcessBus, streamName, type Bus, type ClusterSubjects, type DurableConsumer, type Subscription } from "../bus/index.ts";
+import type { ModelRegistry } from "../providers/index.ts";
+import { DEFAULT_PATH, openStore, type Store, type StoreOptions } from "../store/index.ts";
+import { createBusOutlet } from "./busOutlet.ts";
+import { blueprintOf, firstNode, parseClusterConfig, resolveDaimon, servesSkill, soulsFor, type ClusterConfig, type Placement, type SoulConfig } from "./clusterConfig.ts";
+import { decodeControl, encodeControl, isControlError, type DaimonStatusEntry, type NodeCounters, type NodeStatus, type SoulMemoryReply, type SoulRunStatus } from "./controlProtocol.ts";
+import { startDaimons, type NodeDaimons } from "./daimons.ts";
+import { buildGate, buildLocalGate, gatesOf, type BuiltGate } from "./gates.ts";
+import { startHearing } from "./hearing.ts";
+import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
+import { connectClusterBus, type NatsConnectOptions } from "./natsConnection.ts";
+import { nodeCognition } from "./nodeCognition.ts";
+import { startNodeControl, type NodeControl } from "./nodeControl.ts";
+import { createNodeRegistry, registryStatus, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
+import { createPerceptionIntake } from "./perceptionIntake.ts";
+import { busPerceptionSource, jetStreamPerceptionSource, type PerceptionSource } from "./perceptionSources.ts";
+import { createEventPublisher } from "./soulEvents.ts";
+import { subscribeWhispers } from "./whisperIntake.ts";
+
+export interface StartNodeOptions {
+  /** A validated config (`parseClusterConfig`), or a loaded one (`loadClusterConfig`, with daimon personas from files). */
+  config: ClusterConfig | LoadedClusterConfig;
+  /**
+   * This node's name. Default: `local` in a single-process run; on a shared bus, the only
+   * node the config names (a config naming several needs it).
+   */
+  nodeId?: string;
+  /** Join a cluster on NATS. Without it (and without `bus`), everything runs in this process. */
+  nats?: NatsConnectOptions;
+  /** An existing bus to join instead (its cluster must be the config's). The node does not close it. */
+  bus?: Bus;
+  /**
+   * `all`: host every soul of the config (a single-process run; the default without `nats`
+   * or `bus`). `assigned`: host the souls assigned to this node (the default on a shared bus).
+   */
+  placement?: Placement;
+  /** Data directory, instead of the config's `data` (default `./.ensoul`). The node's LMDB lives in `<data>/<nodeId>`. */
+  data?: string;
+  /** LMDB options (`noSync` for tests and benchmarks). */
+  store?: Pick<StoreOptions, "noSync" | "durability" | "mapSize">;
+  /** Where provider keys and `bouncer.vaultEnv` values are read (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A model registry instead of one built from `env` (tests, benchmarks). */
+  registry?: ModelRegistry;
+  /** Warnings and errors the node keeps running through (default: one line each on stderr). */
+  log?: (line: string) => void;
+}
+
+export interface EnsoulNode {
+  readonly id: string;
+  readonly cluster: string;
+  readonly bus: Bus;
+  readonly subjects: ClusterSubjects;
+  readonly store: Store;
+  /** The node's actors, reactive (@xstate/store). */
+  readonly registry: NodeRegistry;
+  /** Ids of the souls this node hosts. */
+  readonly souls: readonly string[];
+  /** The live soul (activated from LMDB if it was passivated). */
+  soul(id: string): Promise<Soul>;
+  status(): NodeStatus;
+  memory(soulId: string): SoulMemoryReply;
+  setDaimonMode(soulId: string, mode: string, name?: string): DaimonStatusEntry[];
+  /** Resolves when every live soul is idle and everything said so far has been published. */
+  idle(): Promise<void>;
+  /** Drains and shuts down (see the file comment); every call gets the same promise. */
+  stop(): Promise<void>;
+  /** Resolves once the node has stopped, whoever stopped it (`stop()`, a `stop` control request). */
+  readonly stopped: Promise<void>;
+}
+
+const SENDERS_KEPT = 10_000;
+const REGISTRY_FLUSH_MS = 100;
+
+/** The status of a live node with this id, if one answers. */
+async function runningTwin(bus: Bus, subjects: ClusterSubjects, nodeId: string): Promise<NodeStatus | undefined> {
+  try {
+    const reply = decodeControl<NodeStatus>(await bus.request(subjects.node(nodeId, "status"), encodeControl({}), { timeoutMs: 500 }));
+    return isControlError(reply) ? undefined : reply;
+  } catch {
+    // No responders (the usual answer), or a timeout: nobody is running as this node.
+    return undefined;
+  }
+}
+
+function resolveNodeId(options: StartNodeOptions, config: ClusterConfig, placement: Placement): string {
+  if (options.nodeId !== undefined) return assertName("nodeId", options.nodeId);
+  if (placement === "all") return "local";
+  const named = new Set([...(config.nodes ?? []), ...config.souls.flatMap((s) => (s.node ? [s.node] : []))]);
+  if (named.size > 1) throw new Error(`this config spreads souls over nodes ${[...named].join(", ")}: say which one this is (--node <name>)`);
+  return firstNode(config, "main");
+}
+
+export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> {
+  const loaded: LoadedClusterConfig =
+    "personas" in options.config ? options.config : { config: parseClusterConfig(options.config), file: "cluster config", baseDir: process.cwd(), personas: new Map() };
+  const config = loaded.config;
+  const env = options.env ?? process.env;
+  const placement: Placement = options.placement ?? (options.nats || options.bus ? "assigned" : "all");
+  const nodeId = resolveNodeId(options, config, placement);
+  const log = options.log ?? ((line: string) => process.stderr.write(`[ensoul ${nodeId}] ${line}\n`));
+  const report = (err: unknown, what: string) => log(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+
+  const hostedConfigs = soulsFor(config, nodeId, placement);
+  const hosted = new Map<string, SoulConfig>(hostedConfigs.map((s) => [s.id, s]));
+  const known = new Set(config.souls.map((s) => s.id));
+  const blueprints = new Map<string, SoulBlueprint>(config.souls.map((s) => [s.id, blueprintOf(s)]));
+  const reportsUnknown = config.runtime.deadLetterUnknownSouls && (placement === "all" || nodeId === firstNode(config, nodeId));
+
+  let bus: Bus;
+  const ownsBus = options.bus === undefined;
+  if (options.bus) {
+    if (options.bus.cluster !== config.cluster) throw new Error(`the bus serves cluster '${options.bus.cluster}', the config is for '${config.cluster}'`);
+    bus = options.bus;
+  } else if (options.nats) {
+    bus = await connectClusterBus({ ...options.nats, cluster: config.cluster, name: `ensoul-${config.cluster}-${nodeId}`, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
+  } else {
+    bus = createInProcessBus({ cluster: config.cluster, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
+  }
+  const subjects = clusterSubjects(config.cluster);
+  const address = `node-${nodeId}`;
+  if (placement === "assigned") {
+    // Two processes claiming one node would both host its souls: refuse to be the second.
+    const running = await runningTwin(bus, subjects, nodeId);
+    if (running) {
+      if (ownsBus) await bus.close();
+      throw new Error(`node '${nodeId}' of cluster '${config.cluster}' is already running (pid ${running.pid}); stop it first or start this one with another --node`);
+    }
+  }
+  const dataRoot = resolve(options.data ?? config.data ?? DEFAULT_PATH);
+  let store: Store;
+  try {
+    store = openStore({ path: join(dataRoot, nodeId), ...options.store });
+  } catch (err) {
+    if (ownsBus) await bus.close();
+    throw err;
+  }
+
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    return await assemble();
+  } catch (err) {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    if (ownsBus) await bus.close().catch(() => undefined);
+    throw err;
+  }
+
+  async function assemble(): Promise<EnsoulNode> {
+    // ---- the registry, from what LMDB holds ----------------------------------------------
+    const initial: RegistrySoul[] = hostedConfigs.map((s) => {
+      const bp = blueprints.get(s.id) as SoulBlueprint;
+      const state = store.actor(s.id).loadState();
+      return {
+        id: s.id,
+        name: bp.name,
+        process: state?.currentProcess ?? bp.initialProcess,
+        turns: state?.turn ?? 0,
+        pending: 0,
+        status: state?.metadata?.["expired"] === true ? "expired" : "passivated",
+        activations: 0,
+        lastTurnAt: 0,
+      };
+    });
+    const registry = createNodeRegistry({ node: nodeId, cluster: config.cluster, bus: bus.kind, souls: initial });
+    const counts: Partial<NodeCounters> = {};
+    const dirty = new Set<string>();
+    const activations = new Map<string, number>();
+    const count = (counter: keyof NodeCounters, by = 1) => {
+      counts[counter] = (counts[counter] ?? 0) + by;
+    };
+
+    // ---- gates, cognition, outlets ----------------------------------------------------------
+    const gateContext = { bus, cluster: config.cluster, store, env };
+    const built: BuiltGate[] = config.gates.map((spec) => buildGate(spec, gateContext));
+    const cognition = nodeCognition({ config, env, ...(options.registry ? { registry: options.registry } : {}), budgetsOf: (id) => gatesOf(built, id).filter((b) => b.budget), onError: report });
+    const decisions = publishDecisions(bus, config.cluster, { from: address, onError: (err, d) => report(err, `gate decision ${d.decision} of ${d.gate}`) });
+    const events = createEventPublisher(bus, subjects, address, report);
+
+    const live = new Map<string, Soul>();
+    const senders = new Map<string, string>();
+    const busOutlet = createBusOutlet({
+      bus,
+      subjects,
+      runningPerception: (id) => live.get(id)?.actor.getSnapshot().context.perception?.id,
+      senderOf: (perceptionId) => senders.get(perceptionId),
+      onError: report,
+    });
+    const outlets = new Map<string, Outlet>();
+    const approvals = new Map<string, Approvals>();
+    for (const soul of hostedConfigs) {
+      const gates = gatesOf(built, soul.id).map((b) => b.gate);
+      if (gates.length === 0) {
+        outlets.set(soul.id, soul.streamChunks === false ? { deliver: (p) => busOutlet.deliver(p) } : busOutlet);
+        continue;
+      }
+      const chain = createGateChain(gates, { onDecision: decisions });
+      const queue = config.approvals
+        ? createApprovals({ kv: store.kv(soul.id, "gate-approvals"), authorizedUsers: config.approvals.authorizedUsers, onDecision: decisions })
+        : undefined;
+      if (queue) approvals.set(soul.id, queue);
+      outlets.set(
+        soul.id,
+        gatedOutlet(busOutlet, chain, {
+          ...(queue ? { approvals: queue } : {}),
+          streamChunks: soul.streamChunks ?? false,
+          onBlocked: (p, result) => events.node(p.soulId, "blocked", { proposalId: p.id, gate: result.gate, decision: result.decision, reason: result.interception.reason }, p.causation),
+        }),
+      );
+    }
+
+    /** Speech each turn will deliver (passed review), announced with the turn so a client knows what to wait for. */
+    const turnSpeech = new Map<string, Map<string, string[]>>();
+    const outletOf = (soulId: string): Outlet => {
+      const outlet = outlets.get(soulId);
+      if (!outlet) throw new Error(`soul '${soulId}' is not hosted on node ${nodeId}`);
+      return outlet;
+    };
+    const router: Outlet = {
+      async review(proposal: Proposal, context?: ReviewContext) {
+        const outlet = outletOf(proposal.soulId);
+        const verdict = outlet.review ? await outlet.review(proposal, context) : proposal;
+        if (!isInterception(verdict) && verdict.kind === "speak" && !proposal.turnId.endsWith(":sub")) {
+          let turns = turnSpeech.get(proposal.soulId);
+          if (!turns) turnSpeech.set(proposal.soulId, (turns = new Map()));
+          const ids = turns.get(proposal.turnId) ?? [];
+          ids.push(proposal.id);
+          turns.set(proposal.turnId, ids);
+        }
+        return verdict;
+      },
+      chunk: (soulId, proposalId, text) => outletOf(soulId).chunk?.(soulId, proposalId, text),
+      deliver: (proposal) => outletOf(proposal.soulId).deliver(proposal),
+    };
+
+    const onSoulEvent = (event: SoulEvent) => {
+      dirty.add(event.soulId);
+      if (event.type === "turn") {
+        const turnId = `${event.soulId}:${event.turn}`;
+        const turns = turnSpeech.get(event.soulId);
+        const speech = turns?.get(turnId) ?? [];
+        turns?.delete(turnId);
+        events.soul(event, { speech, node: nodeId });
+        return;
+      }
+      // A failed turn leaves nothing to deliver; its number is used again by the next one.
+      if (event.type === "error" && event.phase === "process") turnSpeech.delete(event.soulId);
+      events.soul(event);
+    };
+
+    // ---- souls -------------------------------------------------------------------------------
+    const soulHost = createSoulHost({
+      store,
+      blueprint: (id) => {
+        const bp = blueprints.get(id);
+        if (!bp || !hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
+        return bp;
+      },
+      outlet: router,
+      cognition,
+      onActivate: (soul) => {
+        live.set(soul.id, soul);
+        soul.onEvent(onSoulEvent);
+        // Counted now, shown with the next flush: a node activating a thousand souls must not copy the registry a thousand times.
+        activations.set(soul.id, (activations.get(soul.id) ?? 0) + 1);
+        dirty.add(soul.id);
+      },
+    });
+    let stopping = false;
+    const soulOf = async (id: string): Promise<Soul> => {
+      if (!hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
+      if (stopping) throw new Error(`node ${nodeId} is stopping`);
+      return soulHost.get(id);
+    };
+
+    const statusOfLive = (soul: Soul): SoulPatch => {
+      const s = soul.state();
+      const status: SoulRunStatus = s.status === "active" || s.status === "stopping" ? (s.running ? "running" : "active") : s.status;
+      return { process: s.process, turns: s.turn, pending: s.pending, status };
+    };
+    const flush = (all = false) => {
+      const patches: Record<string, SoulPatch> = {};
+      const ids = all ? [...live.keys(), ...dirty] : [...dirty];
+      dirty.clear();
+      const known = registry.getSnapshot().context.souls;
+      for (const id of ids) {
+        const soul = live.get(id);
+        if (!soul || !known[id]) continue;
+        const patch: SoulPatch = statusOfLive(soul);
+        if (known[id].turns !== patch.turns) patch.lastTurnAt = Date.now();
+        const activated = activations.get(id);
+        if (activated !== undefined) patch.activations = known[id].activations + activated;
+        patches[id] = patch;
+      }
+      activations.clear();
+      if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
+      if (Object.keys(counts).length) {
+        registry.trigger.counted({ delta: { ...counts } });
+        for (const k of Object.keys(counts) as (keyof NodeCounters)[]) delete counts[k];
+      }
+    };
+    const flusher = setInterval(() => flush(), REGISTRY_FLUSH_MS);
+    flusher.unref();
+    cleanups.push(async () => clearInterval(flusher));
+    const markPassivated = (ids: readonly string[]) => {
+      const patches: Record<string, SoulPatch> = {};
+      for (const id of ids) {
+        const soul = live.get(id);
+        if (soul) patches[id] = { ...statusOfLive(soul), status: soul.state().status === "expired" ? "expired" : "passivated", pending: 0 };
+        live.delete(id);
+      }
+      if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
+    };
+
+    // Souls with work left from the last run come back first: what was in their inbox
+    // arrived before anything the consumer will deliver now.
+    for (const soul of hostedConfigs) {
+      const actor = store.actor(soul.id);
+      if (actor.pendingInbox().length || actor.pendingOutbox().length || actor.schedules().length) await soulHost.get(soul.id);
+    }
+    for (const queue of approvals.values()) void queue.resume().catch((err: unknown) => report(err, "resuming approved proposals"));
+
+    // ---- skill gates, daimons ------------------------------------------------------------------
+    const skillGates: SkillGateHandle[] = [];
+    for (const g of config.skillGates) {
+      if (!servesSkill(g, nodeId, placement)) continue;
+      const handle = startSkillGate({ bus, cluster: config.cluster, gate: buildLocalGate(g.gate, gateContext).gate, skill: g.skill, ...(g.deadlineMs !== undefined ? { deadlineMs: g.deadlineMs } : {}) });
+      skillGates.push(handle);
+      registry.trigger.skillGateSet({ skill: g.skill, serving: true });
+    }
+    cleanups.push(async () => void (await Promise.all(skillGates.map((g) => g.stop()))));
+
+    const daimons: NodeDaimons = startDaimons({
+      bus,
+      cognition,
+      daimons: config.daimons.flatMap((entry, i) =>
+        hosted.has(entry.soul)
+          ? [{ entry: resolveDaimon(entry), persona: loaded.personas.get(i) ?? resolveDaimon(entry).persona ?? "", soulName: (blueprints.get(entry.soul) as SoulBlueprint).name }]
+          : [],
+      ),
+      onChange: (d) => registry.trigger.daimonSet(d),
+      onError: report,
+    });
+    cleanups.push(() => daimons.stop());
+
+    // ---- whispers, hearing, perceptions ---------------------------------------------------------
+    const whispers: Subscription = subscribeWhispers(bus, subjects, {
+      hosts: (id) => hosted.has(id),
+      knows: (id) => known.has(id),
+      reportsUnknown,
+      soul: soulOf,
+      count,
+      report,
+    });
+    cleanups.push(async () => whispers.unsubscribe());
+
+    const hearings: DurableConsumer[] = [];
+    cleanups.push(async () => void (await Promise.all(hearings.map((h) => h.stop()))));
+    for (const soul of hostedConfigs) {
+      for (const speaker of soul.hears ?? []) {
+        hearings.push(
+          await startHearing(bus, subjects, { listener: soul.id, speaker, speakerName: (blueprints.get(speaker) as SoulBlueprint).name }, { ackWaitMs: config.runtime.ackWaitMs, onHeard: () => count("heard") }),
+        );
+      }
+    }
+
+    const intake = createPerceptionIntake({
+      bus,
+      hosts: (id) => hosted.has(id),
+      knows: (id) => known.has(id),
+      reportsUnknown,
+      blueprint: (id) => blueprints.get(id) as SoulBlueprint,
+      soul: soulOf,
+      approvals: (id) => approvals.get(id),
+      events,
+      rememberSender(perceptionId, from) {
+        senders.set(perceptionId, from);
+        if (senders.size > SENDERS_KEPT) senders.delete(senders.keys().next().value as string);
+      },
+      count,
+    });
+    const sourceOptions = {
+      filter: subjects.allSouls("perceive"),
+      consumer: `node-${nodeId}`,
+      ackWaitMs: config.runtime.ackWaitMs,
+      handler: intake,
+      report,
+    };
+    const source: PerceptionSource =
+      options.nats && !options.bus
+        ? await jetStreamPerceptionSource({
+            ...sourceOptions,
+            nats: options.nats,
+            bus,
+            stream: streamName(config.cluster),
+            maxInFlight: config.runtime.maxInFlight,
+            name: `ensoul-${config.cluster}-${nodeId}-perceptions`,
+          })
+        : await busPerceptionSource(bus, sourceOptions);
+    cleanups.push(() => source.stop());
+
+    // ---- passivation, control ------------------------------------------------------------------
+    const { passivateAfterMs } = config.runtime;
+    const passivator =
+      passivateAfterMs > 0
+        ? setInterval(() => {
+            soulHost
+              .passivateIdle(passivateAfterMs)
+              .then(markPassivated)
+              .catch((err: unknown) => report(err, "passivating idle souls"));
+          }, Math.min(30_000, Math.max(50, Math.floor(passivateAfterMs / 2))))
+        : undefined;
+    passivator?.unref();
+
+    const memory = (soulId: string): SoulMemoryReply => {
+      if (!hosted.has(soulId)) {
+        throw new Error(known.has(soulId) ? `soul '${soulId}' is not hosted on node ${nodeId}` : `unknown soul '${soulId}' (souls of this cluster: ${[...known].join(", ")})`);
+      }
+      const actor = store.actor(soulId);
+      const inbox = { pending: actor.pendingInbox().length, failed: actor.failedInbox().length };
+      const soul = live.get(soulId);
+      if (soul) {
+        const m = soul.memory();
+        const s = soul.state();
+        return { soulId, node: nodeId, process: s.process, turns: s.turn, workingMemory: m.workingMemory.toJSON(), soulMemory: { ...m.soulMemory }, inbox, live: true };
+      }
+      const state = actor.loadState();
+      const bp = blueprints.get(soulId) as SoulBlueprint;
+      return {
+        soulId,
+        node: nodeId,
+        process: state?.currentProcess ?? bp.initialProcess,
+        turns: state?.turn ?? 0,
+        workingMemory: state?.workingMemory ?? { soulName: bp.name, memories: [], regionOrder: [] },
+        soulMemory: state?.soulMemory ?? {},
+        inbox,
+        live: false,
+      };
+    };
+    const status = (): NodeStatus => {
+      flush(true);
+      return registryStatus(registry.getSnapshot().context);
+    };
+    const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
+
+    let resolveStopped!: () => void;
+    const stopped = new Promise<void>((r) => (resolveStopped = r));
+    let stopping$: Promise<void> | undefined;
+
+    const control: NodeControl = startNodeControl(
+      bus,
+      subjects,
+      nodeId,
+      config.runtime.heartbeatMs,
+      {
+        status,
+        memory,
+        daimon: (req) => ({ soulId: req.soulId, daimons: setDaimonMode(req.soulId, req.mode, req.name) }),
+        stop: () => void node.stop(),
+      },
+      report,
+    );
+    registry.trigger.stateChanged({ state: "running" });
+    control.beat();
+
+    const stop = async (): Promise<void> => {
+      stopping = true;
+      registry.trigger.stateChanged({ state: "stopping" });
+      control.beat();
+      if (passivator) clearInterval(passivator);
+      await source.stop().catch((err: unknown) => report(err, "stopping the perception consumer"));
+      await Promise.all(hearings.map((h) => h.stop().catch((err: unknown) => report(err, "stopping a hearing"))));
+      whispers.unsubscribe();
+      await whispers.closed;
+      await daimons.stop().catch((err: unknown) => report(err, "stopping daimons"));
+      await Promise.all([...live.values()].map((s) => s.stop().catch((err: unknown) => report(err, `stopping soul ${s.id}`))));
+      flush(true);
+      await soulHost.close().catch((err: unknown) => report(err, "closing the soul host"));
+      await busOutlet.settled();
+      await decisions.flush();
+      await Promise.all(skillGates.map((g) => g.stop()));
+      clearInterval(flusher);
+      const patches: Record<string, SoulPatch> = {};
+      for (const id of hosted.keys()) patches[id] = { status: registry.getSnapshot().context.souls[id]?.status === "expired" ? "expired" : "stopped", pending: 0 };
+      registry.trigger.soulsPatched({ patches });
+      registry.trigger.stateChanged({ state: "stopped" });
+      control.beat();
+      await control.stop();
+      if (ownsBus) await bus.drain().catch((err: unknown) => report(err, "draining the bus"));
+      await store.close();
+    };
+
+    const node: EnsoulNode = {
+      id: nodeId,
+      cluster: config.cluster,
+      bus,
+      subjects,
+      store,
+      registry,
+      souls: [...hosted.keys()],
+      soul: soulOf,
+      status,
+      memory,
+      setDaimonMode,
+      async idle() {
+        for (;;) {
+          await Promise.all([...live.values()].map((s) => s.idle()));
+          await busOutlet.settled();
+          if ([...live.values()].every((s) => !s.state().running && s.state().pending === 0)) return;
+        }
+      },
+      stop() {
+        stopping$ ??= stop().finally(resolveStopped);
+        return stopping$;
+      },
+      stopped,
+    };
+    return node;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The config's daimons, each on the node that hosts its soul, and their modes switched at
+ * run time (`ensoul daimon <soul> <mode>`, or a `daimon` control request).
+ */
+import { assertDaimonMode, startDaimon, type DaimonHandle } from "../../actors/daimon/index.ts";
+import type { Bus } from "../bus/index.ts";
+import type { CognitionContext } from "../cognition/index.ts";
+import type { resolveDaimon } from "./clusterConfig.ts";
+import type { DaimonStatusEntry } from "./controlProtocol.ts";
+
+export interface NodeDaimons {
+  list(): DaimonStatusEntry[];
+  /** Switches the soul's daimons (or the named one); returns their entries after the switch. */
+  setMode(soulId: string, mode: string, name?: string): DaimonStatusEntry[];
+  stop(): Promise<void>;
+}
+
+export interface StartDaimonsOptions {
+  bus: Bus;
+  /** The daimons whose soul this node hosts (builtins filled in), with their personas (inline, read from their files, or the builtin's). */
+  daimons: { entry: ReturnType<typeof resolveDaimon>; persona: string; soulName: string }[];
+  cognition: CognitionContext;
+  onChange(entry: DaimonStatusEntry): void;
+  onError(err: unknown, what: string): void;
+}
+
+export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
+  const handles: DaimonHandle[] = o.daimons.map(({ entry, persona, soulName }) => {
+    const handle = startDaimon({
+      bus: o.bus,
+      soulId: entry.soul,
+      soulName,
+      daimon: {
+        name: entry.name,
+        persona,
+        mode: entry.mode,
+        ...(entry.model !== undefined ? { model: entry.model } : {}),
+        ...(entry.everyN !== undefined ? { everyN: entry.everyN } : {}),
+      },
+      cognition: o.cognition,
+      onError: (err, phase) => o.onError(err, `daimon ${entry.name} of ${entry.soul} (${phase})`),
+    });
+    o.onChange({ soul: entry.soul, name: entry.name, mode: handle.mode });
+    return handle;
+  });
+  const entryOf = (h: DaimonHandle): DaimonStatusEntry => ({ soul: h.soulId, name: h.name, mode: h.mode });
+  return {
+    list: () => handles.map(entryOf),
+    setMode(soulId, mode, name) {
+      const checked = assertDaimonMode(mode);
+      const targets = handles.filter((h) => h.soulId === soulId && (name === undefined || h.name === name));
+      if (targets.length === 0) {
+        const has = handles.filter((h) => h.soulId === soulId).map((h) => h.name);
+        throw new Error(
+          has.length === 0 ? `soul '${soulId}' has no daimon on this node` : `soul '${soulId}' has no daimon named '${name}' (it has: ${has.join(", ")})`,
+        );
+      }
+      for (const h of targets) {
+        h.setMode(checked);
+        o.onChange(entryOf(h));
+      }
+      return targets.map(entryOf);
+    },
+    async stop() {
+      await Promise.all(handles.map((h) => h.stop()));
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The node: a process of an ensoul cluster, hosting the souls a cluster config gives it on
+ * the bus (NATS across processes, the in-process bus for a single-process run), with their
+ * daimons, gates and control surface. `ensoul up` is a thin command around `startNode`;
+ * `clusterClient` is what the other commands use to talk to running nodes.
+ */
+export { startNode, type EnsoulNode, type StartNodeOptions } from "./Node.ts";
+export {
+  BUILTIN_GATES,
+  blueprintOf,
+  clusterConfigSchema,
+  ConfigError,
+  configNodes,
+  firstNode,
+  formatPath,
+  nodeOf,
+  parseClusterConfig,
+  resolveDaimon,
+  servesSkill,
+  soulsFor,
+  type ApprovalGateSpec,
+  type BouncerGateSpec,
+  type BridgeConfig,
+  type BudgetGateSpec,
+  type ClusterConfig,
+  type ClusterConfigInput,
+  type CustomGateSpec,
+  type DaimonConfigEntry,
+  type GateSpec,
+  type LengthGateSpec,
+  type LocalGateSpec,
+  type Placement,
+  type RemoteGateSpec,
+  type RuntimeSettings,
+  type SkillGateConfig,
+  type SoulConfig,
+} from "./clusterConfig.ts";
+export { CONFIG_FILE_CANDIDATES, clusterConfigFrom, findConfigFile, loadClusterConfig, type LoadedClusterConfig } from "./loadClusterConfig.ts";
+export {
+  CONTROL_VERBS,
+  decodeControl,
+  encodeControl,
+  isControlError,
+  type ControlError,
+  type ControlVerb,
+  type DaimonModeReply,
+  type DaimonModeRequest,
+  type DaimonStatusEntry,
+  type MemoryRequest,
+  type NodeCounters,
+  type NodeStatus,
+  type SoulMemoryReply,
+  type SoulRunStatus,
+  type SoulStatusEntry,
+  type StopReply,
+} from "./controlProtocol.ts";
+export { createNodeRegistry, registryStatus, type NodeRegistry, type RegistryContext, type RegistrySoul } from "./nodeRegistry.ts";
+export { connectClusterBus, connectFailure, NatsUnreachableError, type NatsConnectOptions } from "./natsConnection.ts";
+export { heardPerceptionId, hearingConsumerName } from "./hearing.ts";
+export { UNKNOWN_LISTENER } from "./busOutlet.ts";
+export { ModelConfigError } from "./nodeCognition.ts";
+export {
+  ClusterClientError,
+  discoverNodes,
+  findSoul,
+  sawFullPeriod,
+  requestControl,
+  type DiscoveredNode,
+  type DiscoverOptions,
+} from "./clusterClient.ts";

@@ -1,0 +1,101 @@
+/**
+ * Reads a cluster config file: YAML (`.yaml`, `.yml`), JSON, or a TypeScript/JavaScript
+ * module whose default export is the config (or a function returning it). Relative paths
+ * inside the config (`data`, a daimon's `personaFile`) are relative to the config file, so
+ * the same file works from any working directory.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, extname, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { ConfigError, parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
+
+export interface LoadedClusterConfig {
+  config: ClusterConfig;
+  /** The file as the user named it (what errors show). */
+  file: string;
+  /** Absolute directory of the file: what relative paths in it are relative to. */
+  baseDir: string;
+  /** Daimon personas read from their files, by index into `config.daimons`. */
+  personas: Map<number, string>;
+}
+
+export const CONFIG_FILE_CANDIDATES = ["ensoul.yaml", "ensoul.yml", "ensoul.config.ts", "ensoul.config.js"] as const;
+
+/** The config file named, or the first candidate found in `cwd`. */
+export function findConfigFile(named: string | undefined, cwd = process.cwd()): string {
+  if (named) return named;
+  const found = CONFIG_FILE_CANDIDATES.find((c) => existsSync(resolve(cwd, c)));
+  if (!found) throw new ConfigError("ensoul up", "", `no config file given, and none of ${CONFIG_FILE_CANDIDATES.join(", ")} is in ${cwd}`);
+  return found;
+}
+
+export async function loadClusterConfig(file: string, cwd = process.cwd()): Promise<LoadedClusterConfig> {
+  const path = resolve(cwd, file);
+  if (!existsSync(path)) throw new ConfigError(file, "", "no such file");
+  const ext = extname(path).toLowerCase();
+  let raw: unknown;
+  if (ext === ".yaml" || ext === ".yml" || ext === ".json") {
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw new ConfigError(file, "", `cannot read: ${(err as Error).message}`);
+    }
+    try {
+      raw = ext === ".json" ? JSON.parse(text) : parseYaml(text);
+    } catch (err) {
+      if (err instanceof YAMLParseError) {
+        const at = err.linePos?.[0];
+        throw new ConfigError(file, "", `not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ""}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}`);
+      }
+      throw new ConfigError(file, "", `not valid ${ext === ".json" ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+    }
+  } else if ([".ts", ".mts", ".js", ".mjs"].includes(ext)) {
+    let mod: { default?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    } catch (err) {
+      throw new ConfigError(file, "", `cannot load: ${(err as Error).message.split("\n")[0]}`);
+    }
+    raw = typeof mod.default === "function" ? await (mod.default as () => unknown)() : mod.default;
+    if (raw === undefined) throw new ConfigError(file, "", "has no default export (export default { cluster, souls, ... })");
+  } else {
+    throw new ConfigError(file, "", `unknown config format '${ext || "(none)"}': use .yaml, .yml, .json or .ts`);
+  }
+  if (raw === null || raw === undefined) throw new ConfigError(file, "", "is empty");
+
+  const config = parseClusterConfig(raw, file);
+  const baseDir = dirname(path);
+  if (config.data !== undefined && !isAbsolute(config.data)) config.data = resolve(baseDir, config.data);
+  const personas = new Map<number, string>();
+  config.daimons.forEach((d, i) => {
+    if (d.persona !== undefined || d.personaFile === undefined) return;
+    const personaPath = resolve(baseDir, d.personaFile);
+    try {
+      personas.set(i, readFileSync(personaPath, "utf8"));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new ConfigError(file, `daimons[${i}].personaFile`, `cannot read ${d.personaFile}${code ? ` (${code})` : ""}`);
+    }
+  });
+  return { config, file, baseDir, personas };
+}
+
+/** A config built in code: the same validation, personas read relative to `baseDir`. */
+export function clusterConfigFrom(raw: unknown, options: { file?: string; baseDir?: string } = {}): LoadedClusterConfig {
+  const file = options.file ?? "cluster config";
+  const baseDir = options.baseDir ?? process.cwd();
+  const config = parseClusterConfig(raw, file);
+  const personas = new Map<number, string>();
+  config.daimons.forEach((d, i) => {
+    if (d.persona === undefined && d.personaFile !== undefined) {
+      try {
+        personas.set(i, readFileSync(resolve(baseDir, d.personaFile), "utf8"));
+      } catch (err) {
+        throw new ConfigError(file, `daimons[${i}].personaFile`, `cannot read ${d.personaFile} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+      }
+    }
+  });
+  return { config, file, baseDir, personas };
+}

@@ -1,0 +1,84 @@
+/**
+ * How a node or a CLI command reaches NATS: server URL(s) and one of user/password, token
+ * or NKey seed. `connectClusterBus` turns the client's connection failures into the one line
+ * a user can act on (`cannot reach NATS at nats://127.0.0.1:4999 (connection refused)`).
+ */
+import { nkeyAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
+import { connectNatsBus, type Bus, type NatsBusOptions } from "../bus/index.ts";
+
+export interface NatsConnectOptions {
+  servers: string | string[];
+  user?: string;
+  pass?: string;
+  token?: string;
+  /** An NKey user seed (`SU...`). */
+  nkeySeed?: string;
+  /** Pause between reconnect attempts (attempts never stop). */
+  reconnectTimeWaitMs?: number;
+  /**
+   * Prefix of this user's reply inboxes, for servers with per-user inbox permissions
+   * (docs/SECURITY.md 2.3, `inboxPrefixFor(user)`); default `_INBOX`.
+   */
+  inboxPrefix?: string;
+}
+
+export class NatsUnreachableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NatsUnreachableError";
+  }
+}
+
+export function serversText(servers: string | string[]): string {
+  return Array.isArray(servers) ? servers.join(", ") : servers;
+}
+
+/** Options for a raw connection of the official client, with the same credentials the bus uses. */
+export function natsConnectionOptions(o: NatsConnectOptions, name: string): ConnectionOptions {
+  const opts: ConnectionOptions = {
+    servers: o.servers,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: o.reconnectTimeWaitMs ?? 250,
+  };
+  if (o.user !== undefined) opts.user = o.user;
+  if (o.pass !== undefined) opts.pass = o.pass;
+  if (o.token !== undefined) opts.token = o.token;
+  if (o.inboxPrefix !== undefined) opts.inboxPrefix = o.inboxPrefix;
+  if (o.nkeySeed !== undefined) opts.authenticator = nkeyAuthenticator(new TextEncoder().encode(o.nkeySeed.trim()));
+  return opts;
+}
+
+/** Why a connection failed, in a few words. */
+export function connectFailure(err: unknown): string {
+  const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } } | undefined;
+  const code = e?.cause?.code ?? e?.code;
+  const text = `${e?.message ?? ""} ${e?.cause?.message ?? ""}`;
+  if (code === "ECONNREFUSED" || /connection refused/i.test(text)) return "connection refused";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || /ENOTFOUND|getaddrinfo/.test(text)) return "unknown host";
+  if (/authorization|authentication/i.test(text)) return "authorization failed: check --user/--pass, --token or --nkey-seed-file";
+  if (/timeout/i.test(text)) return "timed out";
+  const detail = (e?.message ?? String(err)).replace(/^could not connect to NATS at [^:]+(?::\/\/[^:]+(?::\d+)?)?: /, "");
+  return detail.split("\n")[0].slice(0, 200);
+}
+
+/** The bus of a cluster on NATS, or a NatsUnreachableError with one clear line. */
+export async function connectClusterBus(o: NatsConnectOptions & { cluster: string; name?: string } & Pick<NatsBusOptions, "onHandlerError" | "publishTimeoutMs">): Promise<Bus> {
+  const opts: NatsBusOptions = { servers: o.servers, cluster: o.cluster, reconnectTimeWaitMs: o.reconnectTimeWaitMs ?? 250 };
+  if (o.name !== undefined) opts.name = o.name;
+  if (o.user !== undefined) opts.user = o.user;
+  if (o.pass !== undefined) opts.pass = o.pass;
+  if (o.token !== undefined) opts.token = o.token;
+  if (o.nkeySeed !== undefined) opts.nkeySeed = o.nkeySeed.trim();
+  if (o.inboxPrefix !== undefined) opts.inboxPrefix = o.inboxPrefix;
+  if (o.onHandlerError) opts.onHandlerError = o.onHandlerError;
+  if (o.publishTimeoutMs !== undefined) opts.publishTimeoutMs = o.publishTimeoutMs;
+  try {
+    return await connectNatsBus(opts);
+  } catch (err) {
+    const connected = !(err instanceof Error && err.message.startsWith("could not connect"));
+    // Connected, but the stream could not be set up (JetStream off, permissions): say that instead.
+    if (connected) throw new NatsUnreachableError(`NATS at ${serversText(o.servers)} cannot serve cluster '${o.cluster}': ${(err as Error).message.split("\n")[0]}`, { cause: err });
+    throw new NatsUnreachableError(`cannot reach NATS at ${serversText(o.servers)} (${connectFailure(err)})`, { cause: err });
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * What a node does with one message from `ensoul.<cluster>.soul.*.perceive`, whichever
+ * consumer delivered it (perceptionSources.ts). Resolving means "ack it"; throwing means
+ * "redeliver it later" and is kept for failures that may pass (the store, a soul that could
+ * not start). In order:
+ *
+ * 1. A soul this node does not host: acked and left to its node. A soul no node of the
+ *    cluster hosts: the first node dead-letters it (`unknown soul`), so it is reported once.
+ * 2. An invalid envelope, a kind other than perception, an envelope addressed to another
+ *    soul than its subject, a route to a process the soul does not have: dead-lettered with
+ *    the reason. The node keeps serving.
+ * 3. `approve`/`deny` perceptions go to the soul's approval queue first; an authorised
+ *    decision is consumed there and never becomes a turn.
+ * 4. Everything else is recorded in the soul's LMDB inbox, keyed by envelope id, and only
+ *    then acked: a redelivery (after a crash, or a publisher's retry) is recognised and
+ *    dropped, and the soul processes the perception once.
+ */
+import type { Approvals } from "../../actors/gate/index.ts";
+import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
+import { deadLetter, decodeEnvelope, isKind, parseSubject, type Bus } from "../bus/index.ts";
+import type { NodeCounters } from "./controlProtocol.ts";
+import type { EventPublisher } from "./soulEvents.ts";
+
+export interface IntakeHost {
+  readonly bus: Bus;
+  /** This node hosts the soul. */
+  hosts(soulId: string): boolean;
+  /** Some node of the cluster config hosts the soul. */
+  knows(soulId: string): boolean;
+  /** This node reports perceptions for souls no node hosts (the first node does). */
+  readonly reportsUnknown: boolean;
+  blueprint(soulId: string): SoulBlueprint;
+  /** The live soul, activated from LMDB if it was passivated. */
+  soul(soulId: string): Promise<Soul>;
+  approvals(soulId: string): Approvals | undefined;
+  events: EventPublisher;
+  /** Remembers who sent a perception, so speech answering it is addressed back. */
+  rememberSender(perceptionId: string, from: string): void;
+  count(counter: keyof NodeCounters, by?: number): void;
+}
+
+export type PerceptionHandler = (subject: string, data: Uint8Array) => Promise<void>;
+
+export function createPerceptionIntake(host: IntakeHost): PerceptionHandler {
+  const { bus } = host;
+  const dead = async (subject: string, data: Uint8Array, reason: string) => {
+    host.count("dead");
+    await deadLetter(bus, bus.cluster, { subject, reason, data });
+  };
+
+  return async (subject, data) => {
+    const parsed = parseSubject(subject);
+    if (!parsed || parsed.kind !== "soul" || parsed.verb !== "perceive" || parsed.cluster !== bus.cluster) {
+      // The consumer's filter makes this unreachable; a message that got here anyway is not ours to route.
+      await dead(subject, data, `not a perceive subject of cluster ${bus.cluster}`);
+      return;
+    }
+    const soulId = parsed.id;
+    if (!host.hosts(soulId)) {
+      if (!host.knows(soulId) && host.reportsUnknown) await dead(subject, data, `unknown soul '${soulId}' (no node of cluster '${bus.cluster}' hosts it)`);
+      return;
+    }
+    const decoded = decodeEnvelope(data);
+    if (!decoded.ok) return dead(subject, data, decoded.reason);
+    const env = decoded.envelope;
+    if (!isKind(env, "perception")) return dead(subject, data, `unexpected kind ${env.kind} (this receiver takes perception)`);
+    if (env.to !== soulId) return dead(subject, data, `envelope is addressed to '${env.to.slice(0, 128)}' but arrived on the perceive subject of '${soulId}'`);
+    const body = env.body;
+    if (body.process !== undefined && !host.blueprint(soulId).processes.has(body.process)) {
+      return dead(subject, data, `perception routed to unknown process '${body.process.slice(0, 128)}' of soul '${soulId}'`);
+    }
+
+    const approvals = host.approvals(soulId);
+    if (approvals) {
+      const result = await approvals.handlePerception(body);
+      if (result.consumed) {
+        host.events.node(
+          soulId,
+          "approval",
+          {
+            outcome: result.outcome ?? "unknown",
+            user: body.name,
+            ...(result.proposalId !== undefined ? { proposalId: result.proposalId } : {}),
+            ...(result.reason !== undefined ? { reason: result.reason } : {}),
+          },
+          env.id,
+        );
+        return;
+      }
+    }
+
+    const soul = await host.soul(soulId);
+    host.rememberSender(env.id, env.from);
+    const result = await soul.perceive({
+      id: env.id,
+      ts: env.ts,
+      action: body.action,
+      content: body.content,
+      name: body.name,
+      ...(body.internal !== undefined ? { internal: body.internal } : {}),
+      ...(body.process !== undefined ? { process: body.process } : {}),
+      ...(body.params !== undefined ? { params: body.params } : {}),
+      ...(body.meta !== undefined ? { meta: body.meta } : {}),
+    });
+    if (result.accepted) host.count("perceptions");
+    else if (result.reason === "duplicate") host.count("duplicates");
+    else {
+      host.events.node(soulId, "refused", { reason: `soul '${soulId}' has expired` }, env.id);
+      await dead(subject, data, `soul '${soulId}' has expired; it takes no more perceptions`);
+    }
+  };
+}

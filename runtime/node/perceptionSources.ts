@@ -1,0 +1,252 @@
+/**
+ * Where a node's perceptions come from: ONE durable consumer per node, filtering
+ * `ensoul.<cluster>.soul.*.perceive`, named `node-<nodeId>`.
+ *
+ * Why one per node and not one per soul: JetStream consumers are server state (each one a
+ * pull subscription, heartbeats, an ack floor, a file on disk), so 1,000 souls must not mean
+ * 1,000 consumers, and activating a soul must not mean creating one. The price is that every
+ * node reads every perception of the cluster and acks at once those for souls it does not
+ * host; for a handful of nodes that is cheap (a filtered, acked message costs a few
+ * microseconds), and the consumer of a node that is down keeps its position, so everything
+ * published meanwhile is processed when it is back. (Sharding a big cluster by soul would
+ * need a subject token to shard on; PROTOCOL v1 has none.)
+ *
+ * Two implementations:
+ * - On NATS, the node pulls from its consumer itself (own connection, same credentials) so it
+ *   can take many perceptions at once: the LMDB inbox write that must happen before the ack
+ *   takes a fraction of a millisecond, and a strictly sequential consumer would be bounded by
+ *   it (about 1,700 perceptions/s with fsync). Up to `maxInFlight` messages are in flight,
+ *   each acked when its own inbox write is done, while each soul's perceptions go through
+ *   one lane, in stream order, so a soul still perceives in the order they were published.
+ *   The Bus's `durable()` runs one handler at a time per consumer, which is right for most
+ *   receivers but not for this one; ack, nak-with-backoff, working and dead-letter-then-term
+ *   follow PROTOCOL.md 7.3 exactly as the bus does.
+ * - On any other Bus (the in-process bus of a single-process run), `bus.durable()`.
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JsMsg,
+} from "@nats-io/jetstream";
+import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { deadLetter, parseSubject, type Bus } from "../bus/index.ts";
+import { natsConnectionOptions, type NatsConnectOptions } from "./natsConnection.ts";
+import type { PerceptionHandler } from "./perceptionIntake.ts";
+
+export interface PerceptionSource {
+  /** Stops taking perceptions; those in flight finish (inbox written, acked) first. */
+  stop(): Promise<void>;
+  readonly closed: Promise<void>;
+}
+
+export interface SourceOptions {
+  /** `ensoul.<cluster>.soul.*.perceive`. */
+  filter: string;
+  /** `node-<nodeId>`. */
+  consumer: string;
+  ackWaitMs: number;
+  handler: PerceptionHandler;
+  /** Deliveries that may fail before the message is dead-lettered and dropped (default 5). */
+  maxDeliver?: number;
+  /** Base of the redelivery backoff (200 ms × delivery count, capped at 30 s). */
+  retryDelayMs?: number;
+  report(err: unknown, context: string): void;
+}
+
+/** Any Bus: its durable consumer, one perception at a time. */
+export async function busPerceptionSource(bus: Bus, o: SourceOptions): Promise<PerceptionSource> {
+  const consumer = await bus.durable(o.filter, o.consumer, (msg) => o.handler(msg.subject, msg.data), {
+    ackWaitMs: o.ackWaitMs,
+    ...(o.maxDeliver !== undefined ? { maxDeliver: o.maxDeliver } : {}),
+    ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
+  });
+  return { stop: () => consumer.stop(), closed: consumer.closed };
+}
+
+export interface JetStreamSourceOptions extends SourceOptions {
+  nats: NatsConnectOptions;
+  bus: Bus;
+  /** `ENSOUL_<cluster>`; the bus has created it. */
+  stream: string;
+  /** Perceptions in flight at once, across souls. */
+  maxInFlight: number;
+  /** Connection name shown by the server. */
+  name: string;
+}
+
+interface Lane {
+  tail: Promise<void>;
+  /**
+   * A perception of this soul failed (its inbox could not be written): the ones queued behind
+   * it are handed back too, so none overtakes it. After such a failure the order is JetStream's
+   * redelivery order, which follows the nak delays: close to, but not guaranteed to be, the
+   * stream order. In the normal path (no failure) a soul's order is the stream's.
+   */
+  failed: boolean;
+}
+
+interface InFlight {
+  msg: JsMsg;
+  startedAt: number;
+}
+
+export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Promise<PerceptionSource> {
+  const maxDeliver = o.maxDeliver ?? 5;
+  const retryDelayMs = o.retryDelayMs ?? 200;
+  const nc: NatsConnection = await connect(natsConnectionOptions(o.nats, o.name));
+  let messages: ConsumerMessages;
+  try {
+    const jsm = await jetstreamManager(nc);
+    await ensureConsumer(jsm, o.stream, o.consumer, o.filter, o.ackWaitMs, o.maxInFlight);
+    const consumer = await jetstream(nc).consumers.get(o.stream, o.consumer);
+    messages = await consumer.consume({ max_messages: Math.min(1_000, Math.max(64, o.maxInFlight)) });
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+
+  const lanes = new Map<string, Lane>();
+  const inFlight = new Set<InFlight>();
+  let stopping = false;
+  let slotFreed: (() => void) | null = null;
+
+  const backoff = (deliveries: number) => Math.min(30_000, retryDelayMs * deliveries);
+  const safely = (fn: () => void) => {
+    try {
+      fn();
+    } catch {
+      // the connection is gone: the server redelivers after ack_wait, which is what a crash means
+    }
+  };
+
+  // A slow perception (a soul activating from a large LMDB state) is not a crashed one.
+  const keepAlive = setInterval(() => {
+    const now = Date.now();
+    for (const f of inFlight) if (now - f.startedAt > o.ackWaitMs / 3) safely(() => f.msg.working());
+  }, Math.max(50, Math.floor(o.ackWaitMs / 2)));
+
+  const handleOne = async (m: JsMsg, lane: Lane): Promise<void> => {
+    const deliveries = m.info.deliveryCount;
+    if (lane.failed) {
+      safely(() => m.nak(backoff(deliveries)));
+      return;
+    }
+    try {
+      await o.handler(m.subject, m.data);
+      safely(() => m.ack());
+    } catch (err) {
+      lane.failed = true;
+      o.report(err, `perception ${m.seq} on ${m.subject} (delivery ${deliveries})`);
+      if (deliveries >= maxDeliver) {
+        const reason = `handler failed on delivery ${deliveries}, the last one allowed: ${err instanceof Error ? err.message : String(err)}`;
+        await deadLetter(o.bus, o.bus.cluster, { subject: m.subject, reason, data: m.data });
+        safely(() => m.term());
+      } else {
+        safely(() => m.nak(backoff(deliveries)));
+      }
+    }
+  };
+
+  const dispatch = (m: JsMsg) => {
+    const key = parseSubject(m.subject)?.id ?? m.subject;
+    const entry: InFlight = { msg: m, startedAt: Date.now() };
+    inFlight.add(entry);
+    let lane = lanes.get(key);
+    if (!lane) {
+      lane = { tail: Promise.resolve(), failed: false };
+      lanes.set(key, lane);
+    }
+    const current = lane;
+    const tail = current.tail.then(() => handleOne(m, current));
+    current.tail = tail;
+    void tail.finally(() => {
+      inFlight.delete(entry);
+      if (current.tail === tail && lanes.get(key) === current) lanes.delete(key);
+      const wake = slotFreed;
+      slotFreed = null;
+      wake?.();
+    });
+  };
+
+  const closed = (async () => {
+    try {
+      for await (const m of messages) {
+        // Pulled after stop was asked for: hand it straight back, for the next start (or another instance).
+        if (stopping) {
+          safely(() => m.nak());
+          continue;
+        }
+        while (inFlight.size >= o.maxInFlight) await new Promise<void>((resolve) => (slotFreed = resolve));
+        dispatch(m);
+      }
+    } catch (err) {
+      if (!stopping) o.report(err, `consumer ${o.consumer}`);
+    }
+    await Promise.all([...lanes.values()].map((l) => l.tail));
+    clearInterval(keepAlive);
+    if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
+  })();
+
+  return {
+    closed,
+    async stop() {
+      stopping = true;
+      await messages.close();
+      await closed;
+    },
+  };
+}
+
+/**
+ * Creates the node's consumer, or checks and updates an existing one.
+ *
+ * A consumer with deliveries still unacked belongs to a node process that died (startNode
+ * has checked that no other process runs as this node). Left alone, JetStream would deliver
+ * what was published since at once and hand back the dead process's messages only when their
+ * ack_wait runs out, so a soul could perceive a later perception before an earlier one. So
+ * the consumer is recreated to start again right after its ack floor: everything not yet
+ * acked comes back in stream order. Messages after the floor that were acked out of order
+ * come back too; the inbox recognises them (a redelivery is a no-op), though a bad one is
+ * dead-lettered a second time.
+ */
+async function ensureConsumer(
+  jsm: Awaited<ReturnType<typeof jetstreamManager>>,
+  stream: string,
+  name: string,
+  filter: string,
+  ackWaitMs: number,
+  maxInFlight: number,
+): Promise<void> {
+  const maxAckPending = Math.max(1_000, maxInFlight * 4);
+  const config = {
+    durable_name: name,
+    filter_subject: filter,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(ackWaitMs),
+    max_ack_pending: maxAckPending,
+    // Our own count decides when to dead-letter; the server keeps redelivering until then.
+    max_deliver: -1,
+  };
+  let info;
+  try {
+    info = await jsm.consumers.info(stream, name);
+  } catch (err) {
+    if (!(err instanceof Error && (err.name === "ConsumerNotFoundError" || /consumer not found/i.test(err.message)))) throw err;
+    await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.All });
+    return;
+  }
+  if (info.config.filter_subject !== filter) {
+    throw new Error(`durable consumer ${name} already exists with filter ${info.config.filter_subject ?? "(none)"}, not ${filter}`);
+  }
+  if (info.num_ack_pending > 0) {
+    await jsm.consumers.delete(stream, name);
+    await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
+    return;
+  }
+  if (info.config.ack_wait !== nanos(ackWaitMs) || (info.config.max_ack_pending ?? 0) < maxAckPending) {
+    await jsm.consumers.update(stream, name, { ack_wait: nanos(ackWaitMs), max_ack_pending: maxAckPending });
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The cluster over NATS, with a trivial soul that speaks back (no model call: zero latency):
+ *
+ * - round trip, bridge → soul → bridge: a bridge publishes a perception on the soul's
+ *   perceive subject (a JetStream publish) and waits for the final speech on its says
+ *   subject. In between: the node's consumer, envelope validation, the LMDB inbox write
+ *   before the ack, the soul's turn and its atomic commit, the speech's JetStream publish.
+ *   Sequential, one in flight. The floor is a raw NATS request/reply (official client, no
+ *   envelope, no stream, no disk) measured in the same run.
+ * - throughput: 1,000 souls on one node, 10 perceptions each published at once; turns
+ *   committed (and answered) per second.
+ *
+ * The bridge runs in a worker thread (test/support/cluster/benchBridge.ts): its own event
+ * loop, as a bridge process would have; the node, nats-server and the bridge still share
+ * the machine's cores. LMDB without fsync, as the other benchmarks: they measure the
+ * runtime, not the disk.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { connect } from "@nats-io/transport-node";
+import { encodeEnvelope, makeEnvelope } from "../../runtime/bus/index.ts";
+import { parseClusterConfig, startNode, type EnsoulNode } from "../../runtime/node/index.ts";
+import type { BridgeJob } from "../support/cluster/benchBridge.ts";
+import { echoSoul } from "../support/cluster/blueprints.ts";
+import { INSTALL_HINT, natsAvailable, startNatsServer, type NatsServerHandle } from "../support/nats/natsServer.ts";
+import { percentile, type BenchRow } from "./BenchRow.ts";
+
+const WARMUP = 200;
+const SAMPLES = 2_000;
+const SOULS = 1_000;
+const PER_SOUL = 10;
+
+async function rawRoundTrips(url: string): Promise<number[]> {
+  const nc = await connect({ servers: url });
+  const payload = encodeEnvelope(makeEnvelope("perception", "bridge-bench", "rt", { action: "said", content: "how was the river today?", name: "ada" }));
+  nc.subscribe("bench.raw", { callback: (_err, m) => void m.respond(m.data) });
+  await nc.flush();
+  const samples: number[] = [];
+  for (let i = 0; i < WARMUP + SAMPLES; i++) {
+    const t0 = process.hrtime.bigint();
+    await nc.request("bench.raw", payload, { timeout: 5_000 });
+    if (i >= WARMUP) samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  await nc.drain();
+  return samples;
+}
+
+/** Runs the bridge's half in a worker thread: its own event loop, as a bridge process would have. */
+function inBridge<T>(job: BridgeJob): Promise<T> {
+  return new Promise((resolve, reject) => {
+    // Node 20 cannot start a worker from a .ts file, even with tsx loaded: register tsx in the worker first.
+    const entry = new URL("../support/cluster/benchBridge.ts", import.meta.url).href;
+    const tsx = import.meta.resolve("tsx/esm/api");
+    const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+    const worker = new Worker(bootstrap, { eval: true, workerData: job });
+    worker.once("message", (result: T & { error?: string }) => {
+      void worker.terminate();
+      if (result.error) reject(new Error(`bench bridge: ${result.error}`));
+      else resolve(result);
+    });
+    worker.once("error", reject);
+  });
+}
+
+async function withNode<T>(server: NatsServerHandle, souls: string[], fn: (node: EnsoulNode) => Promise<T>): Promise<T> {
+  const cluster = `bench${Math.random().toString(36).slice(2, 8)}`;
+  const data = mkdtempSync(join(tmpdir(), "ensoul-cluster-bench-"));
+  const config = parseClusterConfig({ cluster, souls: souls.map((id) => ({ id, blueprint: echoSoul })), runtime: { passivateAfterMs: 0, maxInFlight: 512 } });
+  const node = await startNode({ config, nats: { servers: server.url }, nodeId: "bench", data, store: { noSync: true }, log: () => undefined });
+  try {
+    return await fn(node);
+  } finally {
+    await node.stop();
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchRow[]> {
+  if (!natsAvailable()) return [{ name: `skipped: nats-server not found; ${INSTALL_HINT}`, value: Number.NaN, unit: "" }];
+  const server = await startNatsServer({ jetstream: true });
+  try {
+    const raw = await rawRoundTrips(server.url);
+    const { samples: trips } = await withNode(server, ["rt"], (node) =>
+      inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster: node.cluster, soul: "rt", warmup: WARMUP, samples: SAMPLES }),
+    );
+    const souls = Array.from({ length: SOULS }, (_, i) => `soul-${i}`);
+    // The first round (one perception each) activates every soul; the second is measured.
+    const { turnsPerSecond } = await withNode(server, souls, (node) =>
+      inBridge<{ turnsPerSecond: number[] }>({ kind: "throughput", url: server.url, cluster: node.cluster, souls, perSoul: PER_SOUL, rounds: 2 }),
+    );
+    const tp = { turnsPerSecond: turnsPerSecond[1] };
+    const rawP50 = percentile(raw, 50);
+    const rawP99 = percentile(raw, 99);
+    const p50 = percentile(trips, 50);
+    const p99 = percentile(trips, 99);
+    return [
+      { name: "raw NATS request/reply p50 (floor)", value: rawP50, unit: "ms" },
+      { name: "raw NATS request/reply p99 (floor)", value: rawP99, unit: "ms" },
+      { name: "bridge→soul→bridge round trip over NATS p50", value: p50, unit: "ms", ratio: p50 / rawP50, target: "≤ 3x raw", met: p50 / rawP50 <= 3 },
+      { name: "bridge→soul→bridge round trip over NATS p99", value: p99, unit: "ms", ratio: p99 / rawP99 },
+      { name: `throughput, ${SOULS} souls on one node, ${SOULS * PER_SOUL} turns`, value: tp.turnsPerSecond, unit: "turns/s", target: "≥ 3,000 turns/s", met: tp.turnsPerSecond >= 3_000 },
+    ];
+  } finally {
+    await server.dispose();
+  }
+}
