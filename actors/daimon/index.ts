@@ -6,16 +6,8 @@
 export { DAIMON_MODES, assertDaimonMode, isDaimonMode, speaksIn, whispersIn, type DaimonMode } from "./daimonMode.ts";
 export { appendLine, formatTranscript, DEFAULT_TRANSCRIPT_LINES, type TranscriptLine, type TranscriptRole } from "./transcript.ts";
 export { sanitizeWhisper, WHISPER_MAX_CHARS, type SanitizeWhisperOptions } from "./sanitizeWhisper.ts";
-export {
-  DAIMONIC_REGION,
-  DAIMONIC_WHISPER_KEY,
-  daimonicMemory,
-  formatDaimonicIntuition,
-  readDaimonicWhisper,
-  withDaimonicIntuition,
-  withoutDaimonicIntuition,
-  type DaimonicWhisper,
-} from "./whisperPrompt.ts";
+// The whisper format (DAIMONIC_REGION, DAIMONIC_WHISPER_KEY, formatDaimonicIntuition, ...): the kernel's, named in whisperPrompt.ts.
+export * from "./whisperPrompt.ts";
 export {
   divineIntuition,
   personaDivination,

@@ -9,9 +9,8 @@ export type { IsmMentalProcess, IsmProcessConfig, IsmProcessMarker } from "./ism
 export { ismMachine } from "./ismMachine.ts";
 export type { IsmEvent, IsmMachine } from "./ismMachine.ts";
 export { buildIsmInput } from "./ismInput.ts";
-export type { IsmOptions } from "./ismInput.ts";
 export { DEFAULT_MAX_LOOPS, MAX_CHOICE_RETRIES } from "./ismContext.ts";
-export type { IsmContext, IsmMachineInput } from "./ismContext.ts";
+export type { IsmContext, IsmMachineInput, IsmOptions } from "./ismContext.ts";
 export { chooseAction, buildChoicePrompt, checkChoice } from "./chooseAction.ts";
 export type { ActionChoice, ChoicePrompt, ChoiceResult } from "./chooseAction.ts";
 export { recurse, isRecurseSignal } from "./handlerResult.ts";

@@ -21,22 +21,26 @@ export const DEFAULT_MAX_LOOPS = 5;
 /** How many times an invalid (unknown-action) choice is asked again within one loop. */
 export const MAX_CHOICE_RETRIES = 1;
 
-/** What the ISM machine is started with. */
-export interface IsmMachineInput {
+/** Open Souls' `implicitSemanticMachine` arguments, plus two hooks for callers outside a soul. */
+export interface IsmOptions {
   workingMemory: WorkingMemory;
-  /** The ISM's own memory; an empty one for the soul when absent. */
+  /** The ISM's own memory (Open Souls blueprints often pass the working memory). Default: an empty one for the soul. */
   internalMemory?: WorkingMemory;
   goal: string;
   playbook: string;
   actions: readonly IsmAction[];
   /** Loops (choice + handlers) before the ISM gives up with `exhausted`. Default 5. */
   maxLoops?: number;
-  /** `provider:model` for the choice step; the turn's default otherwise. */
+  /** `provider:model` for the action choice; the turn's default model otherwise. */
   model?: string;
-  /** Checked before every loop; true ends the ISM with `interrupted`. Default: the turn has pending perceptions. */
+  /** Checked before every loop; true ends the ISM with `interrupted`. Default: the running turn has pending perceptions (or was cancelled). */
   interrupted?: () => boolean;
-  /** Default: the turn's log, or nowhere outside a turn. */
+  /** Default: the running turn's log, or nowhere outside a turn. */
   log?: IsmLogger;
+}
+
+/** What the ISM machine is started with: the options and the scope they were given in (see ismInput.ts). */
+export interface IsmMachineInput extends IsmOptions {
   /** Bound around every step and handler; captured where the machine starts when absent. */
   cognition?: CognitionContext;
   turn?: TurnScope;

@@ -1,7 +1,7 @@
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import { toProcessReturn, runIsm } from "./implicitSemanticMachine.ts";
-import { validateConfig, type IsmMachineInput } from "./ismContext.ts";
-import { buildIsmInput, type IsmOptions } from "./ismInput.ts";
+import { validateConfig, type IsmMachineInput, type IsmOptions } from "./ismContext.ts";
+import { buildIsmInput } from "./ismInput.ts";
 import { ismMachine, type IsmMachine } from "./ismMachine.ts";
 import type { MentalProcess, MentalProcessArgs, ProcessResult } from "../soul/MentalProcess.ts";
 import type { IsmAction, IsmOutput } from "./types.ts";

@@ -1,8 +1,8 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
-import { sanitizeWhisper } from "../daimon/sanitizeWhisper.ts";
-import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../daimon/whisperPrompt.ts";
+import { sanitizeWhisper } from "../../runtime/cognition/sanitizeWhisper.ts";
+import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/daimonicIntuition.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "./Perception.ts";

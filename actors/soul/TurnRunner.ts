@@ -1,6 +1,6 @@
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { TurnCommit } from "../../runtime/store/types.ts";
-import { DAIMONIC_WHISPER_KEY, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "../daimon/whisperPrompt.ts";
+import { DAIMONIC_WHISPER_KEY, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "../../runtime/cognition/daimonicIntuition.ts";
 import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProcess.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { IsmOutput } from "../ism/types.ts";

@@ -22,11 +22,11 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from "./Bus.ts";
-import { deadLetter } from "./dead.ts";
-import { BusClosedError, BusTimeoutError, InvalidSubjectError, NoRespondersError, NotDurableSubjectError, PayloadTooLargeError } from "./errors.ts";
+import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterExhausted, keepUntilClosed, stopIntake, type BusState } from "./busGuards.ts";
+import { BusClosedError, BusTimeoutError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { LocalSubscription } from "./localSubscription.ts";
 import { MemoryConsumerRunner, MemoryStream } from "./memoryStream.ts";
-import { assertPublishSubject, assertSubscribeSubject, subjectContains, subjectMatches } from "./subjectMatch.ts";
+import { assertPublishSubject, subjectMatches } from "./subjectMatch.ts";
 import { assertName, streamSubjects } from "./subjects.ts";
 
 export interface InProcessBusOptions {
@@ -42,8 +42,6 @@ export interface InProcessBusOptions {
   streamMaxBytes?: number;
   onHandlerError?: HandlerErrorReporter;
 }
-
-type State = "open" | "draining" | "closed";
 
 interface PendingRequest {
   resolve(data: Uint8Array): void;
@@ -68,7 +66,7 @@ class InProcessBus implements Bus {
   private readonly runners = new Set<MemoryConsumerRunner>();
   private readonly inboxPrefix = `_INBOX.${randomBytes(8).toString("hex")}`;
   private inboxSeq = 0;
-  private state: State = "open";
+  private state: BusState = "open";
   private draining: Promise<void> | null = null;
   private resolveClosed!: () => void;
 
@@ -100,9 +98,7 @@ class InProcessBus implements Bus {
   subscribe(subject: string, handler: MessageHandler, opts?: SubscribeOptions): Subscription;
   subscribe(subject: string, handlerOrOpts?: MessageHandler | SubscribeOptions, maybeOpts?: SubscribeOptions): Subscription {
     const { handler, opts } = subscribeArgs(handlerOrOpts, maybeOpts);
-    assertSubscribeSubject(subject);
-    if (opts.queue !== undefined) assertName("queue", opts.queue);
-    if (this.state !== "open") throw new BusClosedError(this.state === "draining" ? "bus is draining: no new subscriptions" : "bus is closed");
+    assertCanSubscribe(this.state, subject, opts.queue);
     const sub = new LocalSubscription(subject, opts.queue, handler, this.report, (s) => this.subs.delete(s));
     this.subs.add(sub);
     return sub;
@@ -110,8 +106,7 @@ class InProcessBus implements Bus {
 
   request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<Uint8Array> {
     try {
-      assertPublishSubject(subject);
-      if (this.stream.captures(subject)) throw new InvalidSubjectError(subject, "requests are not allowed on stream subjects (the stream itself would answer)");
+      assertRequestSubject(this.streamSubjects, subject);
       this.assertOpen();
       this.assertSize(data);
     } catch (err) {
@@ -136,21 +131,10 @@ class InProcessBus implements Bus {
   }
 
   async durable(subjectFilter: string, consumerName: string, handler: DurableHandler, opts: DurableOptions = {}): Promise<DurableConsumer> {
-    assertSubscribeSubject(subjectFilter);
-    assertName("consumerName", consumerName);
-    if (this.state !== "open") throw new BusClosedError(this.state === "draining" ? "bus is draining: no new consumers" : "bus is closed");
-    if (!this.streamSubjects.some((s) => subjectContains(s, subjectFilter))) throw new NotDurableSubjectError(subjectFilter, this.streamSubjects);
+    assertCanConsume(this.state, this.streamSubjects, subjectFilter, consumerName);
     const state = this.stream.consumer(consumerName, subjectFilter, opts.deliver ?? "all");
-    const runner = new MemoryConsumerRunner(this.stream, state, handler, opts, {
-      onExhausted: async (msg, err) => {
-        const reason = `handler failed on delivery ${msg.deliveryCount}, the last one allowed: ${err instanceof Error ? err.message : String(err)}`;
-        await deadLetter(this, this.cluster, { subject: msg.subject, reason, data: msg.data });
-      },
-      report: this.report,
-    });
-    this.runners.add(runner);
-    void runner.closed.then(() => this.runners.delete(runner));
-    return runner;
+    const runner = new MemoryConsumerRunner(this.stream, state, handler, opts, { onExhausted: deadLetterExhausted(this), report: this.report });
+    return keepUntilClosed(this.runners, runner);
   }
 
   drain(): Promise<void> {
@@ -158,7 +142,7 @@ class InProcessBus implements Bus {
     if (!this.draining) {
       this.state = "draining";
       this.draining = (async () => {
-        await Promise.all([...[...this.subs].map((s) => s.drain()), ...[...this.runners].map((r) => r.stop())]);
+        await stopIntake(this.subs, this.runners);
         this.shutDown();
       })();
     }

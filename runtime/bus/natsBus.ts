@@ -33,11 +33,11 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from "./Bus.ts";
-import { deadLetter } from "./dead.ts";
-import { BusClosedError, BusError, BusTimeoutError, DurablePublishError, InvalidSubjectError, NoRespondersError, NotDurableSubjectError, PayloadTooLargeError } from "./errors.ts";
+import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterExhausted, isStreamSubject, keepUntilClosed, stopIntake, type BusState } from "./busGuards.ts";
+import { BusClosedError, BusError, BusTimeoutError, DurablePublishError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { MSG_ID_HEADER, NatsSubscription, toHeaders } from "./natsMessages.ts";
 import { ensureStream, NatsDurableRunner } from "./natsStream.ts";
-import { assertPublishSubject, assertSubscribeSubject, subjectContains, subjectMatches } from "./subjectMatch.ts";
+import { assertPublishSubject } from "./subjectMatch.ts";
 import { assertName, streamName, streamSubjects } from "./subjects.ts";
 
 export interface NatsBusOptions {
@@ -112,8 +112,6 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   }
 }
 
-type State = "open" | "draining" | "closed";
-
 class NatsBus implements Bus {
   readonly kind = "nats" as const;
   readonly cluster: string;
@@ -128,7 +126,7 @@ class NatsBus implements Bus {
   private readonly ackTimeoutMs: number;
   private readonly subs = new Set<NatsSubscription>();
   private readonly runners = new Set<NatsDurableRunner>();
-  private state: State = "open";
+  private state: BusState = "open";
   private draining: Promise<void> | null = null;
   private connected = true;
   /** Resolves at the next reconnect; replaced at each disconnect. */
@@ -168,7 +166,7 @@ class NatsBus implements Bus {
   async publish(subject: string, data: Uint8Array, opts: PublishOptions = {}): Promise<void> {
     assertPublishSubject(subject);
     this.assertOpen();
-    if (this.isDurableSubject(subject)) {
+    if (isStreamSubject(this.streamSubjects, subject)) {
       await this.publishDurable(subject, data, opts);
       return;
     }
@@ -208,19 +206,14 @@ class NatsBus implements Bus {
   subscribe(subject: string, handler: MessageHandler, opts?: SubscribeOptions): Subscription;
   subscribe(subject: string, handlerOrOpts?: MessageHandler | SubscribeOptions, maybeOpts?: SubscribeOptions): Subscription {
     const { handler, opts } = subscribeArgs(handlerOrOpts, maybeOpts);
-    assertSubscribeSubject(subject);
-    if (opts.queue !== undefined) assertName("queue", opts.queue);
-    if (this.state !== "open") throw new BusClosedError(this.state === "draining" ? "bus is draining: no new subscriptions" : "bus is closed");
+    assertCanSubscribe(this.state, subject, opts.queue);
     const raw = this.nc.subscribe(subject, opts.queue !== undefined ? { queue: opts.queue } : {});
     const sub = new NatsSubscription(raw, subject, opts.queue, handler, this.report);
-    this.subs.add(sub);
-    void sub.closed.then(() => this.subs.delete(sub));
-    return sub;
+    return keepUntilClosed(this.subs, sub);
   }
 
   async request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<Uint8Array> {
-    assertPublishSubject(subject);
-    if (this.isDurableSubject(subject)) throw new InvalidSubjectError(subject, "requests are not allowed on stream subjects (the stream itself would answer)");
+    assertRequestSubject(this.streamSubjects, subject);
     this.assertOpen();
     const hdrs = toHeaders(opts.headers);
     try {
@@ -234,20 +227,12 @@ class NatsBus implements Bus {
   }
 
   async durable(subjectFilter: string, consumerName: string, handler: DurableHandler, opts: DurableOptions = {}): Promise<DurableConsumer> {
-    assertSubscribeSubject(subjectFilter);
-    assertName("consumerName", consumerName);
-    if (this.state !== "open") throw new BusClosedError(this.state === "draining" ? "bus is draining: no new consumers" : "bus is closed");
-    if (!this.streamSubjects.some((s) => subjectContains(s, subjectFilter))) throw new NotDurableSubjectError(subjectFilter, this.streamSubjects);
+    assertCanConsume(this.state, this.streamSubjects, subjectFilter, consumerName);
     const runner = await NatsDurableRunner.start(this.js, this.jsm, this.stream, subjectFilter, consumerName, handler, opts, {
-      onExhausted: async (msg, err) => {
-        const reason = `handler failed on delivery ${msg.deliveryCount}, the last one allowed: ${errorText(err)}`;
-        await deadLetter(this, this.cluster, { subject: msg.subject, reason, data: msg.data });
-      },
+      onExhausted: deadLetterExhausted(this),
       report: this.report,
     });
-    this.runners.add(runner);
-    void runner.closed.then(() => this.runners.delete(runner));
-    return runner;
+    return keepUntilClosed(this.runners, runner);
   }
 
   drain(): Promise<void> {
@@ -255,8 +240,8 @@ class NatsBus implements Bus {
     if (!this.draining) {
       this.state = "draining";
       this.draining = (async () => {
-        // Stop intake first and let in-flight handlers finish (they may still publish, respond and ack)...
-        await Promise.all([...[...this.subs].map((s) => s.drain()), ...[...this.runners].map((r) => r.stop())]);
+        // Stop intake first and let in-flight handlers finish...
+        await stopIntake(this.subs, this.runners);
         // ...then flush what they sent and close.
         if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
         this.state = "closed";
@@ -270,10 +255,6 @@ class NatsBus implements Bus {
     this.state = "closed";
     await this.nc.close();
     await this.closed;
-  }
-
-  private isDurableSubject(subject: string): boolean {
-    return this.streamSubjects.some((p) => subjectMatches(p, subject));
   }
 
   private assertOpen(): void {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { LanguageModel, Usage } from "../providers/LanguageModel.ts";
+import type { Completion, LanguageModel, Usage } from "../providers/LanguageModel.ts";
 import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/registry.ts";
 
 /** Everything a cognitive step needs from its surroundings, bound per turn. */
@@ -46,4 +46,16 @@ export function resolveStepModel(ctx: CognitionContext, step: string, soul: stri
   const { model, modelId, name } =
     chosen !== undefined ? ctx.registry.resolve(chosen) : ctx.registry.select({ step, soul, requested }, ctx.defaultModel);
   return { model, modelId, name };
+}
+
+/** Tells the context's usage listener what one model call cost. */
+export function reportUsage(ctx: CognitionContext, completion: Completion, step: string, soul: string): Usage {
+  ctx.onUsage?.(completion.usage, { step, soul, provider: completion.provider, model: completion.model });
+  return completion.usage;
+}
+
+/** The caller's signal and the turn's (a cancelled subprocess, a stopping soul), either one aborting. */
+export function combineSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  return present.length <= 1 ? present[0] : AbortSignal.any(present);
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ChatMessage, CompletionRequest, ResponseFormat } from "../providers/LanguageModel.ts";
-import { currentCognition, resolveStepModel, type ResolvedModel } from "./CognitionContext.ts";
+import { chunkQueue } from "./chunkQueue.ts";
+import { combineSignals, currentCognition, reportUsage, resolveStepModel, type ResolvedModel } from "./CognitionContext.ts";
 import type { InputMemory } from "./Memory.ts";
 import { parseJsonAnswer, toJsonSchema } from "./sanitize.ts";
 import { WorkingMemory } from "./WorkingMemory.ts";
@@ -131,7 +132,7 @@ function buildMessages(
 
 async function complete(step: string, soul: string, request: CompletionRequest, resolved: ResolvedModel): Promise<string> {
   const completion = await resolved.model.complete(request);
-  currentCognition().onUsage?.(completion.usage, { step, soul, provider: completion.provider, model: completion.model });
+  reportUsage(currentCognition(), completion, step, soul);
   return completion.text;
 }
 
@@ -174,7 +175,7 @@ function streamStep<Raw, Value>(
   const source = resolved.model.stream(request);
   const ctx = currentCognition();
   const raw = source.final.then((completion) => {
-    ctx.onUsage?.(completion.usage, { step, soul: memory.soulName, provider: completion.provider, model: completion.model });
+    reportUsage(ctx, completion, step, memory.soulName);
     return completion.text as unknown as Raw;
   });
   const outcome = raw.then(finish);
@@ -191,48 +192,16 @@ function streamStep<Raw, Value>(
  * the caller only awaits the value; a reader gets every chunk from the start.
  */
 function bufferedStream(source: AsyncIterable<string> | Promise<AsyncIterable<string>>): AsyncIterable<string> {
-  const chunks: string[] = [];
-  let done = false;
-  let failure: unknown;
-  let waiters: (() => void)[] = [];
-  const wake = () => {
-    const ready = waiters;
-    waiters = [];
-    for (const w of ready) w();
-  };
+  const queue = chunkQueue();
   void (async () => {
+    let failure: unknown;
     try {
-      for await (const chunk of await source) {
-        chunks.push(chunk);
-        wake();
-      }
+      for await (const chunk of await source) queue.push(chunk);
     } catch (e) {
       failure = e;
     } finally {
-      done = true;
-      wake();
+      queue.end(failure);
     }
   })();
-  return {
-    async *[Symbol.asyncIterator]() {
-      let i = 0;
-      for (;;) {
-        if (i < chunks.length) {
-          yield chunks[i++];
-          continue;
-        }
-        if (done) {
-          if (failure !== undefined) throw failure;
-          return;
-        }
-        await new Promise<void>((resolve) => waiters.push(resolve));
-      }
-    },
-  };
-}
-
-function combineSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
+  return queue.chunks;
 }

@@ -1,13 +1,10 @@
 /**
  * The Anthropic provider: the real `@anthropic-ai/sdk` Messages API behind `LanguageModel`.
- *
- * The SDK's own retries are off by default (`maxRetries: 0`): `withRetry` and the cascade own
- * the retry policy, and two stacked policies would multiply attempts and hide 429s from the
- * cascade's penalty logic. The timeout is ours too (see deadline.ts).
+ * Settings, SDK retries (off) and the request deadline are shared with the Groq adapter
+ * (see sdkSettings.ts).
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import { createCompletionStream } from "./completionStream.ts";
-import { startDeadline, type RequestDeadline } from "./deadline.ts";
 import type {
   ChatMessage,
   Completion,
@@ -17,30 +14,13 @@ import type {
   Usage,
 } from "./LanguageModel.ts";
 import { ProviderError } from "./ProviderError.ts";
-import { toProviderError, type SdkErrorClasses } from "./sdkErrors.ts";
+import { sdkSettings, underDeadline, type SdkModelOptions } from "./sdkSettings.ts";
 
 const PROVIDER = "anthropic";
 export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-5-5";
-/** A whole-request deadline: long enough for a long streamed answer, short enough that a hung socket fails. */
-const DEFAULT_TIMEOUT_MS = 120_000;
-/** The API requires max_tokens; cognitive steps are short, and a caller can ask for more. */
-const DEFAULT_MAX_TOKENS = 1024;
 
-const SDK_ERRORS: SdkErrorClasses = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
-
-export interface AnthropicModelOptions {
-  /** Defaults to `ANTHROPIC_API_KEY`. */
-  apiKey?: string;
-  /** Defaults to `ANTHROPIC_BASE_URL`, then the SDK's default host; `null` skips the environment. */
-  baseURL?: string | null;
-  defaultModel?: string;
-  /** Retries inside the SDK; 0 unless you really want two retry policies. */
-  maxRetries?: number;
-  /** Deadline for each request unless the request sets `timeoutMs`. */
-  timeoutMs?: number;
-  /** max_tokens when the request sets no `maxTokens`. */
-  maxTokens?: number;
-}
+/** `apiKey` defaults to `ANTHROPIC_API_KEY`, `baseURL` to `ANTHROPIC_BASE_URL`; `maxTokens` is max_tokens. */
+export type AnthropicModelOptions = SdkModelOptions;
 
 interface AnthropicTurn {
   role: "user" | "assistant";
@@ -91,25 +71,17 @@ function inputTokensOf(u: {
 }
 
 export function createAnthropicModel(opts: AnthropicModelOptions = {}): LanguageModel {
-  const apiKey = opts.apiKey ?? process.env["ANTHROPIC_API_KEY"];
-  if (!apiKey) {
-    throw new ProviderError({ provider: PROVIDER, kind: "auth", message: "no API key: pass apiKey or set ANTHROPIC_API_KEY" });
-  }
-  // null means the SDK's own host; it also stops the SDK from reading ANTHROPIC_BASE_URL itself.
-  const baseURL = opts.baseURL === null ? null : (opts.baseURL ?? process.env["ANTHROPIC_BASE_URL"] ?? null);
-  const defaultModel = opts.defaultModel ?? ANTHROPIC_DEFAULT_MODEL;
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxTokens = opts.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const secrets = [apiKey];
-
-  const client = new Anthropic({
-    apiKey,
-    baseURL,
-    maxRetries: opts.maxRetries ?? 0,
-    timeout: timeoutMs,
-    // Failures reach callers as classified errors; SDK log lines would only duplicate them.
-    logLevel: "off",
-  });
+  const settings = sdkSettings(
+    {
+      provider: PROVIDER,
+      apiKeyEnv: "ANTHROPIC_API_KEY",
+      baseUrlEnv: "ANTHROPIC_BASE_URL",
+      defaultModel: ANTHROPIC_DEFAULT_MODEL,
+      sdk: { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError },
+    },
+    opts,
+  );
+  const client = new Anthropic(settings.client);
 
   const params = (request: CompletionRequest) => {
     const { system, messages } = toAnthropicMessages(request.messages);
@@ -118,23 +90,19 @@ export function createAnthropicModel(opts: AnthropicModelOptions = {}): Language
     }
     // `temperature` is not sent: SDK 1.x (API version 2026-10-21) has no such parameter any more.
     return {
-      model: request.model ?? defaultModel,
-      max_tokens: request.maxTokens ?? maxTokens,
+      model: request.model ?? settings.defaultModel,
+      max_tokens: request.maxTokens ?? settings.maxTokens,
       messages,
       ...(system !== undefined ? { system } : {}),
     };
   };
-
-  const begin = (request: CompletionRequest, extra?: AbortSignal): RequestDeadline =>
-    startDeadline(request.timeoutMs ?? timeoutMs, [request.signal, extra]);
 
   return {
     provider: PROVIDER,
 
     async complete(request: CompletionRequest): Promise<Completion> {
       const body = params(request);
-      const deadline = begin(request);
-      try {
+      return underDeadline(settings, request, undefined, async (deadline) => {
         const message = await client.messages.create(
           { ...body, stream: false },
           { signal: deadline.signal, timeout: deadline.timeoutMs },
@@ -148,24 +116,18 @@ export function createAnthropicModel(opts: AnthropicModelOptions = {}): Language
           model: message.model || body.model,
           ...(message.stop_reason ? { stopReason: message.stop_reason } : {}),
         };
-      } catch (err) {
-        throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming: false });
-      } finally {
-        deadline.dispose();
-      }
+      });
     },
 
     stream(request: CompletionRequest): CompletionStream {
       return createCompletionStream(PROVIDER, async (sink) => {
         const body = params(request);
-        const deadline = begin(request, sink.signal);
-        let streaming = false;
-        try {
+        return underDeadline(settings, request, sink.signal, async (deadline, opened) => {
           const events = await client.messages.create(
             { ...body, stream: true },
             { signal: deadline.signal, timeout: deadline.timeoutMs },
           );
-          streaming = true;
+          opened();
           let text = "";
           let model = body.model;
           let stopReason: string | undefined;
@@ -204,11 +166,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions = {}): Language
             throw new ProviderError({ provider: PROVIDER, kind: "stream", message: "stream ended before message_stop" });
           }
           return { text, usage, provider: PROVIDER, model, ...(stopReason ? { stopReason } : {}) };
-        } catch (err) {
-          throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming });
-        } finally {
-          deadline.dispose();
-        }
+        });
       });
     },
   };

@@ -1,38 +1,25 @@
 /**
  * The Groq provider: the real `groq-sdk` chat completions (OpenAI wire format) behind
- * `LanguageModel`. Same policy as the Anthropic adapter: SDK retries off, our own deadline,
- * every failure classified into a `ProviderError`.
+ * `LanguageModel`. Same policy as the Anthropic adapter (sdkSettings.ts): SDK retries off,
+ * our own deadline, every failure classified into a `ProviderError`.
  */
 import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
 import { createCompletionStream } from "./completionStream.ts";
-import { startDeadline, type RequestDeadline } from "./deadline.ts";
 import type { ChatMessage, Completion, CompletionRequest, CompletionStream, LanguageModel, Usage } from "./LanguageModel.ts";
 import { ProviderError } from "./ProviderError.ts";
-import { toProviderError, type SdkErrorClasses } from "./sdkErrors.ts";
+import { sdkSettings, underDeadline, type SdkModelOptions } from "./sdkSettings.ts";
 import { estimateTokens } from "./usage.ts";
 
 const PROVIDER = "groq";
 export const GROQ_DEFAULT_MODEL = "llama-3.3-70b-versatile";
-const DEFAULT_TIMEOUT_MS = 120_000;
-const DEFAULT_MAX_TOKENS = 1024;
-
-const SDK_ERRORS: SdkErrorClasses = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
 
 type GroqMessage = Groq.Chat.ChatCompletionMessageParam;
 type GroqChunk = Groq.Chat.ChatCompletionChunk;
 /** The OpenAI convention puts usage on the last chunk itself; Groq nests it in `x_groq`. Accept both. */
 type ChunkWithUsage = GroqChunk & { usage?: Groq.CompletionUsage | null };
 
-export interface GroqModelOptions {
-  /** Defaults to `GROQ_API_KEY`. */
-  apiKey?: string;
-  /** Defaults to `GROQ_BASE_URL`, then the SDK's default host; `null` skips the environment. */
-  baseURL?: string | null;
-  defaultModel?: string;
-  maxRetries?: number;
-  timeoutMs?: number;
-  maxTokens?: number;
-}
+/** `apiKey` defaults to `GROQ_API_KEY`, `baseURL` to `GROQ_BASE_URL`; `maxTokens` is max_completion_tokens. */
+export type GroqModelOptions = SdkModelOptions;
 
 /** OpenAI-style chat has a `name` field, so names pass through instead of being folded. */
 const API_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -63,47 +50,36 @@ function estimateUsage(messages: readonly ChatMessage[], text: string): Usage {
 }
 
 export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
-  const apiKey = opts.apiKey ?? process.env["GROQ_API_KEY"];
-  if (!apiKey) {
-    throw new ProviderError({ provider: PROVIDER, kind: "auth", message: "no API key: pass apiKey or set GROQ_API_KEY" });
-  }
-  // null means the SDK's own host; it also stops the SDK from reading GROQ_BASE_URL itself.
-  const baseURL = opts.baseURL === null ? null : (opts.baseURL ?? process.env["GROQ_BASE_URL"] ?? null);
-  const defaultModel = opts.defaultModel ?? GROQ_DEFAULT_MODEL;
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxTokens = opts.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const secrets = [apiKey];
-
-  const client = new Groq({
-    apiKey,
-    baseURL,
-    maxRetries: opts.maxRetries ?? 0,
-    timeout: timeoutMs,
-    logLevel: "off",
-  });
+  const settings = sdkSettings(
+    {
+      provider: PROVIDER,
+      apiKeyEnv: "GROQ_API_KEY",
+      baseUrlEnv: "GROQ_BASE_URL",
+      defaultModel: GROQ_DEFAULT_MODEL,
+      sdk: { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError },
+    },
+    opts,
+  );
+  const client = new Groq(settings.client);
 
   const params = (request: CompletionRequest) => {
     if (request.messages.length === 0) {
       throw new ProviderError({ provider: PROVIDER, kind: "bad_request", message: "the request has no messages" });
     }
     return {
-      model: request.model ?? defaultModel,
+      model: request.model ?? settings.defaultModel,
       messages: toGroqMessages(request.messages),
-      max_completion_tokens: request.maxTokens ?? maxTokens,
+      max_completion_tokens: request.maxTokens ?? settings.maxTokens,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     };
   };
-
-  const begin = (request: CompletionRequest, extra?: AbortSignal): RequestDeadline =>
-    startDeadline(request.timeoutMs ?? timeoutMs, [request.signal, extra]);
 
   return {
     provider: PROVIDER,
 
     async complete(request: CompletionRequest): Promise<Completion> {
       const body = params(request);
-      const deadline = begin(request);
-      try {
+      return underDeadline(settings, request, undefined, async (deadline) => {
         const completion = await client.chat.completions.create(
           { ...body, stream: false },
           { signal: deadline.signal, timeout: deadline.timeoutMs },
@@ -120,24 +96,18 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
           model: completion.model || body.model,
           ...(choice?.finish_reason ? { stopReason: choice.finish_reason } : {}),
         };
-      } catch (err) {
-        throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming: false });
-      } finally {
-        deadline.dispose();
-      }
+      });
     },
 
     stream(request: CompletionRequest): CompletionStream {
       return createCompletionStream(PROVIDER, async (sink) => {
         const body = params(request);
-        const deadline = begin(request, sink.signal);
-        let streaming = false;
-        try {
+        return underDeadline(settings, request, sink.signal, async (deadline, opened) => {
           const chunks = await client.chat.completions.create(
             { ...body, stream: true },
             { signal: deadline.signal, timeout: deadline.timeoutMs },
           );
-          streaming = true;
+          opened();
           let text = "";
           let model = body.model;
           let stopReason: string | undefined;
@@ -168,11 +138,7 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
             model,
             stopReason,
           };
-        } catch (err) {
-          throw toProviderError(err, { provider: PROVIDER, sdk: SDK_ERRORS, deadline, secrets, streaming });
-        } finally {
-          deadline.dispose();
-        }
+        });
       });
     },
   };

@@ -1,6 +1,6 @@
 /**
  * The providers' public surface. Callers outside this folder import from here; the helpers
- * the adapters share (deadline, sdkErrors, completionStream) stay internal unless listed.
+ * the adapters share (deadline, sdkErrors, sdkSettings, completionStream) stay internal unless listed.
  */
 export type {
   ChatMessage,

@@ -8,25 +8,14 @@
  * entries not yet done by `[actorId, seq]`, so listing pending work in arrival order is a
  * range scan over that work alone, however many done entries the actor has kept.
  */
-import type { AtomicWriter } from "./AtomicWriter.ts";
-import type { Databases } from "./environment.ts";
-import { assertEntryId, prefixRange } from "./keys.ts";
+import { ActorRecords } from "./ActorRecords.ts";
+import { assertEntryId } from "./keys.ts";
 import { nextSequence } from "./sequence.ts";
 import { StoreError, type InboxEntry } from "./types.ts";
 
-export class Inbox {
-  readonly #actorId: string;
-  readonly #dbs: Databases;
-  readonly #writer: AtomicWriter;
-
-  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
-    this.#actorId = actorId;
-    this.#dbs = dbs;
-    this.#writer = writer;
-  }
-
+export class Inbox extends ActorRecords {
   #key(id: string): [string, string] {
-    return [this.#actorId, id];
+    return [this.actorId, id];
   }
 
   /**
@@ -41,22 +30,22 @@ export class Inbox {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { inbox, inboxQueue, meta } = this.#dbs;
+    const { inbox, inboxQueue, meta } = this.dbs;
     const key = this.#key(id);
-    return this.#writer.write(`receive ${JSON.stringify(id)} for actor ${this.#actorId}`, () => [perception], () => {
+    return this.writer.write(`receive ${JSON.stringify(id)} for actor ${this.actorId}`, () => [perception], () => {
       if (inbox.doesExist(key)) return false;
-      const seq = nextSequence(meta, this.#actorId, "inboxSeq");
+      const seq = nextSequence(meta, this.actorId, "inboxSeq");
       const entry: InboxEntry = { id, perception, status: "pending", attempts: 0, receivedAt: Date.now(), seq };
       void inbox.put(key, entry);
-      void inboxQueue.put([this.#actorId, seq], id);
+      void inboxQueue.put([this.actorId, seq], id);
       return true;
     });
   }
 
   /** The entry, whatever its status. */
   entry(id: string): InboxEntry | undefined {
-    this.#writer.ensureOpen();
-    return this.#dbs.inbox.get(this.#key(assertEntryId("inbox id", id)));
+    this.writer.ensureOpen();
+    return this.dbs.inbox.get(this.#key(assertEntryId("inbox id", id)));
   }
 
   /** Entries still to process, in arrival order. */
@@ -70,10 +59,10 @@ export class Inbox {
   }
 
   #queued(status: "pending" | "error"): InboxEntry[] {
-    this.#writer.ensureOpen();
+    this.writer.ensureOpen();
     const out: InboxEntry[] = [];
-    for (const { value: id } of this.#dbs.inboxQueue.getRange(prefixRange([this.#actorId]))) {
-      const entry = this.#dbs.inbox.get(this.#key(id));
+    for (const id of this.values(this.dbs.inboxQueue)) {
+      const entry = this.dbs.inbox.get(this.#key(id));
       if (entry?.status === status) out.push(entry);
     }
     return out;
@@ -82,7 +71,7 @@ export class Inbox {
   /** Marks the entry failed: one more attempt, the error kept. It stays in the inbox. */
   markError(id: string, error: string): Promise<void> {
     return this.#update(id, "markError", (entry) => {
-      if (entry.status === "done") throw new StoreError(`markError: inbox entry ${JSON.stringify(id)} of actor ${this.#actorId} is already done`);
+      if (entry.status === "done") throw new StoreError(`markError: inbox entry ${JSON.stringify(id)} of actor ${this.actorId} is already done`);
       return { ...entry, status: "error", error: String(error), attempts: entry.attempts + 1 };
     });
   }
@@ -90,7 +79,7 @@ export class Inbox {
   /** Puts a failed entry back in line, at its original place in arrival order. */
   retry(id: string): Promise<void> {
     return this.#update(id, "retryInbox", (entry) => {
-      if (entry.status === "done") throw new StoreError(`retryInbox: inbox entry ${JSON.stringify(id)} of actor ${this.#actorId} is already done`);
+      if (entry.status === "done") throw new StoreError(`retryInbox: inbox entry ${JSON.stringify(id)} of actor ${this.actorId} is already done`);
       const { error: _dropped, ...rest } = entry;
       return { ...rest, status: "pending" };
     });
@@ -103,22 +92,22 @@ export class Inbox {
       return Promise.reject(error);
     }
     const key = this.#key(id);
-    return this.#writer.write(`${what} ${JSON.stringify(id)} for actor ${this.#actorId}`, () => [this.#dbs.inbox.get(key)], () => {
-      void this.#dbs.inbox.put(key, change(this.#existing(id, what)));
+    return this.writer.write(`${what} ${JSON.stringify(id)} for actor ${this.actorId}`, () => [this.dbs.inbox.get(key)], () => {
+      void this.dbs.inbox.put(key, change(this.#existing(id, what)));
     });
   }
 
   #existing(id: string, what: string): InboxEntry {
-    const entry = this.#dbs.inbox.get(this.#key(id));
-    if (!entry) throw new StoreError(`${what}: no inbox entry ${JSON.stringify(id)} for actor ${this.#actorId}`);
+    const entry = this.dbs.inbox.get(this.#key(id));
+    if (!entry) throw new StoreError(`${what}: no inbox entry ${JSON.stringify(id)} for actor ${this.actorId}`);
     return entry;
   }
 
   /** Inside a turn's transaction: marks the processed entry done and takes it out of the queue. */
   markDoneInTransaction(id: string): void {
     const entry = this.#existing(id, "commitTurn");
-    void this.#dbs.inbox.put(this.#key(id), { ...entry, status: "done", attempts: entry.attempts + 1 });
-    void this.#dbs.inboxQueue.remove([this.#actorId, entry.seq]);
+    void this.dbs.inbox.put(this.#key(id), { ...entry, status: "done", attempts: entry.attempts + 1 });
+    void this.dbs.inboxQueue.remove([this.actorId, entry.seq]);
   }
 
   /**
@@ -131,12 +120,12 @@ export class Inbox {
       return Promise.reject(new StoreError(`pruneInbox: olderThanMs must be a non-negative number, got ${olderThanMs}`));
     }
     const cutoff = now - olderThanMs;
-    return this.#writer.write(`pruneInbox for actor ${this.#actorId}`, null, () => {
+    return this.writer.write(`pruneInbox for actor ${this.actorId}`, null, () => {
       const old: string[] = [];
-      for (const { value } of this.#dbs.inbox.getRange(prefixRange([this.#actorId]))) {
+      for (const value of this.values(this.dbs.inbox)) {
         if (value.status === "done" && value.receivedAt < cutoff) old.push(value.id);
       }
-      for (const id of old) void this.#dbs.inbox.remove(this.#key(id));
+      for (const id of old) void this.dbs.inbox.remove(this.#key(id));
       return old.length;
     });
   }

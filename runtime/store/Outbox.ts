@@ -7,9 +7,8 @@
  * Keyed by `[actorId, id]` so an ack is a single delete; each record also carries a
  * per-actor sequence, because ids (turn id + n) need not sort in creation order.
  */
-import type { AtomicWriter } from "./AtomicWriter.ts";
-import type { Databases } from "./environment.ts";
-import { assertEntryId, prefixRange } from "./keys.ts";
+import { ActorRecords } from "./ActorRecords.ts";
+import { assertEntryId } from "./keys.ts";
 import { nextSequence } from "./sequence.ts";
 import { StoreError, type OutboxEntry } from "./types.ts";
 
@@ -23,29 +22,17 @@ export function assertOutboxEntry(entry: OutboxEntry): void {
   if (!Number.isFinite(entry.createdAt)) throw new StoreError(`invalid outbox entry ${JSON.stringify(entry.id)}: createdAt must be a number`);
 }
 
-export class Outbox {
-  readonly #actorId: string;
-  readonly #dbs: Databases;
-  readonly #writer: AtomicWriter;
-
-  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
-    this.#actorId = actorId;
-    this.#dbs = dbs;
-    this.#writer = writer;
-  }
-
+export class Outbox extends ActorRecords {
   /** Entries not yet acknowledged, oldest first. */
   pending(): OutboxEntry[] {
-    this.#writer.ensureOpen();
-    const records = [...this.#dbs.outbox.getRange(prefixRange([this.#actorId]))].map(({ value }) => value);
-    return records.sort((a, b) => a.seq - b.seq).map((record) => record.entry);
+    return this.all(this.dbs.outbox).sort((a, b) => a.seq - b.seq).map((record) => record.entry);
   }
 
   /** Inside a turn's transaction. A re-committed id replaces its entry and keeps its place. */
   putInTransaction(entry: OutboxEntry): void {
-    const key = [this.#actorId, entry.id];
-    const seq = this.#dbs.outbox.get(key)?.seq ?? nextSequence(this.#dbs.meta, this.#actorId, "outboxSeq");
-    void this.#dbs.outbox.put(key, { seq, entry });
+    const key = [this.actorId, entry.id];
+    const seq = this.dbs.outbox.get(key)?.seq ?? nextSequence(this.dbs.meta, this.actorId, "outboxSeq");
+    void this.dbs.outbox.put(key, { seq, entry });
   }
 
   /** Removes a published entry. Acknowledging an unknown or already acknowledged id is a no-op. */
@@ -55,8 +42,8 @@ export class Outbox {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#writer.write(`ackOutbox ${JSON.stringify(id)} for actor ${this.#actorId}`, null, () => {
-      void this.#dbs.outbox.remove([this.#actorId, id]);
+    return this.writer.write(`ackOutbox ${JSON.stringify(id)} for actor ${this.actorId}`, null, () => {
+      void this.dbs.outbox.remove([this.actorId, id]);
     });
   }
 }

@@ -3,9 +3,8 @@
  * can re-arm them after a restart. A turn may add or cancel schedules in its own commit;
  * the scheduler may also put or delete one on its own (a fired event, a cancellation).
  */
-import type { AtomicWriter } from "./AtomicWriter.ts";
-import type { Databases } from "./environment.ts";
-import { assertEntryId, prefixRange } from "./keys.ts";
+import { ActorRecords } from "./ActorRecords.ts";
+import { assertEntryId } from "./keys.ts";
 import { StoreError, type ScheduledEntry } from "./types.ts";
 
 /** Checks an entry before any transaction starts. */
@@ -18,30 +17,18 @@ export function assertScheduledEntry(entry: ScheduledEntry): void {
   }
 }
 
-export class Schedules {
-  readonly #actorId: string;
-  readonly #dbs: Databases;
-  readonly #writer: AtomicWriter;
-
-  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
-    this.#actorId = actorId;
-    this.#dbs = dbs;
-    this.#writer = writer;
-  }
-
+export class Schedules extends ActorRecords {
   /** Every scheduled entry, soonest first (ties by id, so the order is stable). */
   list(): ScheduledEntry[] {
-    this.#writer.ensureOpen();
-    const entries = [...this.#dbs.schedules.getRange(prefixRange([this.#actorId]))].map(({ value }) => value);
-    return entries.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.all(this.dbs.schedules).sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   putInTransaction(entry: ScheduledEntry): void {
-    void this.#dbs.schedules.put([this.#actorId, entry.id], entry);
+    void this.dbs.schedules.put([this.actorId, entry.id], entry);
   }
 
   deleteInTransaction(id: string): void {
-    void this.#dbs.schedules.remove([this.#actorId, id]);
+    void this.dbs.schedules.remove([this.actorId, id]);
   }
 
   put(entry: ScheduledEntry): Promise<void> {
@@ -50,7 +37,7 @@ export class Schedules {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#writer.write(`putSchedule ${JSON.stringify(entry.id)} for actor ${this.#actorId}`, () => [entry], () => this.putInTransaction(entry));
+    return this.writer.write(`putSchedule ${JSON.stringify(entry.id)} for actor ${this.actorId}`, () => [entry], () => this.putInTransaction(entry));
   }
 
   /** Deleting an unknown id is a no-op: the schedule may already have fired and been removed. */
@@ -60,6 +47,6 @@ export class Schedules {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#writer.write(`deleteSchedule ${JSON.stringify(id)} for actor ${this.#actorId}`, null, () => this.deleteInTransaction(id));
+    return this.writer.write(`deleteSchedule ${JSON.stringify(id)} for actor ${this.actorId}`, null, () => this.deleteInTransaction(id));
   }
 }

@@ -19,11 +19,11 @@
 import type { ChatMessage, ChatRole } from "../../providers/LanguageModel.ts";
 import { estimateTokens } from "../../providers/usage.ts";
 import { blankUserModel } from "../../store/userModels.ts";
+import { formatIntuition, type Whisper } from "../daimonicIntuition.ts";
 import { regionOf, DEFAULT_REGION, type Memory } from "../Memory.ts";
 import { fenceUntrusted, neutralizeTags, type CognitiveTag } from "../taggedXml.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import { DEFAULT_PIPELINE_CONFIG, type PipelineConfig } from "./config.ts";
-import { formatIntuition, type Whisper } from "./daimonicIntuition.ts";
 import { planTurn, type TurnPlan } from "./gating.ts";
 import { buildCognitiveInstructions } from "./instructions.ts";
 import { pipelineMarker } from "./pipelineMemory.ts";
@@ -74,17 +74,23 @@ export interface EarlierStep {
   verb?: string;
 }
 
-export interface AssembleInput {
-  memory: WorkingMemory;
-  message: IncomingMessage;
+/** What the caller brings to a turn's prompt besides the memory and the message. */
+export interface PromptInputs {
+  /** soul.md: shown on the first turn, then kept in memory as the thread's context. */
   persona?: string;
   skills?: string | readonly Skill[];
   soulState?: Partial<SoulState>;
+  /** An active daimonic whisper; the caller consumes it after a successful turn. */
   whisper?: Whisper | string;
-  /** The current user model (markdown); a blank blueprint is used when the gate opens and there is none. */
+  /** The current user model (markdown), shown when the gate opens; a blank blueprint is used when there is none. */
   userModel?: string;
-  config?: PipelineConfig;
   processes?: Readonly<Record<string, PipelineProcess>>;
+}
+
+export interface AssembleInput extends PromptInputs {
+  memory: WorkingMemory;
+  message: IncomingMessage;
+  config?: PipelineConfig;
   /** The gates' decisions; computed from the memory when absent. */
   plan?: TurnPlan;
   /** Ask for these steps instead of the plan's (split mode asks one step at a time). */

@@ -12,6 +12,7 @@ export {
   type AssembledPrompt,
   type EarlierStep,
   type IncomingMessage,
+  type PromptInputs,
   type PromptSection,
   type PromptSectionName,
   type Skill,
@@ -52,7 +53,9 @@ export {
 } from "./processes.ts";
 export { buildCognitiveInstructions, DEFAULT_STEP_INSTRUCTIONS, type InstructionOverrides } from "./instructions.ts";
 export { PIPELINE_STEPS, STEP_TAGS, isPipelineStep, orderSteps, tagsOf, type PipelineStep } from "./steps.ts";
-export { formatIntuition, INTUITION_MAX_CHARS, type Whisper } from "./daimonicIntuition.ts";
+export { formatIntuition, type Whisper } from "../daimonicIntuition.ts";
+/** The intuition section's cap: the whisper sanitiser's. */
+export { WHISPER_MAX_CHARS as INTUITION_MAX_CHARS } from "../sanitizeWhisper.ts";
 export {
   PERSONA_REGION,
   USER_MODEL_CHECK_STATEMENT,

@@ -6,6 +6,8 @@
  * tell the pipeline's own bookkeeping from memories a blueprint added.
  */
 import type { InputMemory, Memory } from "../Memory.ts";
+import { queryMemory } from "../steps/mentalQuery.ts";
+import { verbMemory } from "../steps/verbStep.ts";
 
 export type PipelineMemoryKind = "perception" | "persona" | "monologue" | "dialogue" | "userModelCheck" | "soulStateCheck";
 
@@ -58,21 +60,11 @@ export function personaMemory(content: string, interaction: number): InputMemory
 }
 
 export function monologueMemory(soulName: string, text: string, verb: string | undefined, interaction: number): InputMemory {
-  const v = verb ?? "thought";
-  return {
-    role: "assistant",
-    content: `${soulName} ${v}: "${text}"`,
-    metadata: { step: "internalMonologue", verb: v, pipeline: { kind: "monologue", interaction } },
-  };
+  return verbMemory(soulName, "internalMonologue", verb ?? "thought", text, { pipeline: { kind: "monologue", interaction } });
 }
 
 export function dialogueMemory(soulName: string, text: string, verb: string | undefined, interaction: number): InputMemory {
-  const v = verb ?? "said";
-  return {
-    role: "assistant",
-    content: `${soulName} ${v}: "${text}"`,
-    metadata: { step: "externalDialog", verb: v, pipeline: { kind: "dialogue", interaction } },
-  };
+  return verbMemory(soulName, "externalDialog", verb ?? "said", text, { pipeline: { kind: "dialogue", interaction } });
 }
 
 /**
@@ -87,11 +79,7 @@ export function checkMemory(
   updated = false,
 ): InputMemory {
   const statement = kind === "userModelCheck" ? USER_MODEL_CHECK_STATEMENT : SOUL_STATE_CHECK_STATEMENT;
-  return {
-    role: "assistant",
-    content: `${soulName} evaluated: "${statement}" and decided that the statement is ${result ? "true" : "false"}`,
-    metadata: { step: "mentalQuery", statement, result, updated, pipeline: { kind, interaction } },
-  };
+  return queryMemory(soulName, statement, result, { updated, pipeline: { kind, interaction } });
 }
 
 /** The interaction of the last turn that saved a user-model rewrite, if memory still holds it. */

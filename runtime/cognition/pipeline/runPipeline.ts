@@ -7,34 +7,23 @@
  * default, resolved through its registry and selector like any cognitive step, with usage
  * reported to its `onUsage`.
  */
-import type { Completion, CompletionRequest, Usage } from "../../providers/LanguageModel.ts";
-import { currentCognition, resolveStepModel } from "../CognitionContext.ts";
+import type { CompletionRequest, Usage } from "../../providers/LanguageModel.ts";
+import { chunkQueue } from "../chunkQueue.ts";
+import { combineSignals, currentCognition, reportUsage, resolveStepModel } from "../CognitionContext.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
-import { assemblePrompt, type AssembledPrompt, type IncomingMessage, type Skill } from "./assemblePrompt.ts";
+import { assemblePrompt, type AssembledPrompt, type IncomingMessage, type PromptInputs } from "./assemblePrompt.ts";
 import { pipelineConfig, type PipelineConfig } from "./config.ts";
-import type { Whisper } from "./daimonicIntuition.ts";
 import { DialogueStreamExtractor } from "./dialogueStream.ts";
-import { planTurn } from "./gating.ts";
-import { parsePipelineAnswer } from "./parseAnswer.ts";
-import type { PipelineProcess } from "./processes.ts";
-import type { SoulState } from "./soulState.ts";
+import { planTurn, type TurnPlan } from "./gating.ts";
+import { parsePipelineAnswer, type ParsedPipelineAnswer } from "./parseAnswer.ts";
 import { turnOutcome, type PipelineResult } from "./turnOutcome.ts";
 
 /** The step name the unified call reports to model selectors and usage meters. */
 export const UNIFIED_STEP = "cognitivePipeline";
 
-export interface PipelineOptions {
+export interface PipelineOptions extends PromptInputs {
   message: IncomingMessage;
-  /** soul.md: shown on the first turn, then kept in memory as the thread's context. */
-  persona?: string;
-  skills?: string | readonly Skill[];
-  soulState?: Partial<SoulState>;
-  /** An active daimonic whisper; the caller consumes it after a successful turn. */
-  whisper?: Whisper | string;
-  /** The current user model (markdown), shown when the gate opens. */
-  userModel?: string;
   config?: Partial<PipelineConfig>;
-  processes?: Readonly<Record<string, PipelineProcess>>;
   /** Overrides the interaction number read from memory. */
   interaction?: number;
   /** `provider:model` for the call; the cognition context's default otherwise. */
@@ -45,18 +34,23 @@ export interface PipelineOptions {
   signal?: AbortSignal;
 }
 
-export function preparePrompt(memory: WorkingMemory, options: PipelineOptions, config: PipelineConfig): AssembledPrompt {
-  const plan = planTurn(memory, {
+/** The turn's plan (its interaction number, steps and gated sections), whichever mode runs it. */
+export function planFor(memory: WorkingMemory, options: PipelineOptions, config: PipelineConfig): TurnPlan {
+  return planTurn(memory, {
     config,
     ...(options.soulState ? { soulState: options.soulState } : {}),
     ...(options.processes ? { processes: options.processes } : {}),
     ...(options.interaction !== undefined ? { interaction: options.interaction } : {}),
   });
+}
+
+export function preparePrompt(memory: WorkingMemory, options: PipelineOptions, config: PipelineConfig): AssembledPrompt {
+  const plan = planFor(memory, options, config);
   return assemblePrompt({ ...promptInputs(options), memory, message: options.message, config, plan });
 }
 
 /** The options that feed the prompt, without undefined values. */
-export function promptInputs(options: PipelineOptions) {
+export function promptInputs(options: PipelineOptions): PromptInputs {
   return {
     ...(options.persona !== undefined ? { persona: options.persona } : {}),
     ...(options.skills !== undefined ? { skills: options.skills } : {}),
@@ -67,7 +61,8 @@ export function promptInputs(options: PipelineOptions) {
   };
 }
 
-function requestOf(prompt: AssembledPrompt, options: PipelineOptions, modelId: string): CompletionRequest {
+/** One model call of the turn: the prompt's messages and tags, the options' limits, the caller's and the turn's signals. */
+export function requestOf(prompt: AssembledPrompt, options: PipelineOptions, modelId: string): CompletionRequest {
   const request: CompletionRequest = { messages: prompt.messages, model: modelId, format: { type: "tags", tags: prompt.tags } };
   if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;
   if (options.temperature !== undefined) request.temperature = options.temperature;
@@ -77,15 +72,23 @@ function requestOf(prompt: AssembledPrompt, options: PipelineOptions, modelId: s
   return request;
 }
 
-/** The caller's signal and the turn's (a cancelled subprocess, a stopping soul), either one aborting. */
-export function combineSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  return present.length <= 1 ? present[0] : AbortSignal.any(present);
-}
-
-function report(completion: Completion, step: string, soul: string): Usage {
-  currentCognition().onUsage?.(completion.usage, { step, soul, provider: completion.provider, model: completion.model });
-  return completion.usage;
+/** What the turn amounts to, from its parsed answer (merged over the calls, in split mode) and the totals over its calls. */
+export function outcomeOf(
+  memory: WorkingMemory,
+  options: PipelineOptions,
+  prompt: AssembledPrompt,
+  parsed: ParsedPipelineAnswer,
+  totals: { calls: number; usage: Usage; promptTokens: number },
+): [WorkingMemory, PipelineResult] {
+  return turnOutcome({
+    memory,
+    prompt,
+    parsed,
+    message: options.message,
+    ...(options.soulState ? { soulState: options.soulState } : {}),
+    ...(prompt.personaContext ? { personaContext: prompt.personaContext } : {}),
+    ...totals,
+  });
 }
 
 /** One turn, one call: the new memory and what the turn produced. */
@@ -95,23 +98,9 @@ export async function runPipeline(memory: WorkingMemory, options: PipelineOption
   const prompt = preparePrompt(memory, options, config);
   const resolved = resolveStepModel(currentCognition(), UNIFIED_STEP, memory.soulName, options.model);
   const completion = await resolved.model.complete(requestOf(prompt, options, resolved.modelId));
-  const usage = report(completion, UNIFIED_STEP, memory.soulName);
+  const usage = reportUsage(currentCognition(), completion, UNIFIED_STEP, memory.soulName);
   const parsed = parsePipelineAnswer(completion.text, prompt.steps, { maxDialogueChars: config.maxDialogueChars });
-  return turnOutcome({
-    memory,
-    prompt,
-    parsed,
-    message: options.message,
-    ...(options.soulState ? { soulState: options.soulState } : {}),
-    ...withPersona(prompt),
-    calls: 1,
-    usage,
-    promptTokens: prompt.tokens,
-  });
-}
-
-function withPersona(prompt: AssembledPrompt): { personaContext?: string } {
-  return prompt.personaContext ? { personaContext: prompt.personaContext } : {};
+  return outcomeOf(memory, options, prompt, parsed, { calls: 1, usage, promptTokens: prompt.tokens });
 }
 
 export interface PipelineStream {
@@ -127,23 +116,13 @@ export interface PipelineStream {
  * `<external_dialogue>`, the fallback text is released once the answer is complete.
  */
 export function streamPipeline(memory: WorkingMemory, options: PipelineOptions): PipelineStream {
-  const queue: string[] = [];
-  let ended = false;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
+  const queue = chunkQueue();
   const push = (text: string) => {
-    if (text) {
-      queue.push(text);
-      notify();
-    }
+    if (text) queue.push(text);
   };
 
   const done = (async (): Promise<[WorkingMemory, PipelineResult]> => {
+    let failure: unknown;
     try {
       await memory.finished;
       const config = pipelineConfig(options.config);
@@ -153,50 +132,21 @@ export function streamPipeline(memory: WorkingMemory, options: PipelineOptions):
       const extractor = new DialogueStreamExtractor(config.maxDialogueChars);
       for await (const chunk of stream) push(extractor.push(chunk));
       const completion = await stream.final;
-      const usage = report(completion, UNIFIED_STEP, memory.soulName);
+      const usage = reportUsage(currentCognition(), completion, UNIFIED_STEP, memory.soulName);
       const parsed = parsePipelineAnswer(completion.text, prompt.steps, { maxDialogueChars: config.maxDialogueChars });
       push(extractor.finish(parsed.dialogue));
-      const [next, result] = turnOutcome({
-        memory,
-        prompt,
-        parsed,
-        message: options.message,
-        ...(options.soulState ? { soulState: options.soulState } : {}),
-        ...withPersona(prompt),
-        calls: 1,
-        usage,
-        promptTokens: prompt.tokens,
-      });
+      const [next, result] = outcomeOf(memory, options, prompt, parsed, { calls: 1, usage, promptTokens: prompt.tokens });
       if (extractor.diverged) result.streamDiverged = true;
       return [next, result];
     } catch (error) {
       failure = error;
       throw error;
     } finally {
-      ended = true;
-      notify();
+      queue.end(failure);
     }
   })();
   // The failure reaches callers through `done` and the stream; not as an unhandled rejection.
   done.catch(() => undefined);
 
-  const dialogue: AsyncIterable<string> = {
-    async *[Symbol.asyncIterator]() {
-      let i = 0;
-      for (;;) {
-        if (i < queue.length) {
-          yield queue[i++];
-          continue;
-        }
-        if (ended) {
-          if (failure !== undefined) throw failure;
-          return;
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
-    },
-  };
-  return { dialogue, done };
+  return { dialogue: queue.chunks, done };
 }

@@ -9,16 +9,15 @@
  * It costs more tokens and latency than unified mode (the context is sent once per step);
  * use it to route steps or with a model that cannot keep several sections apart.
  */
-import { addUsage, zeroUsage, type CompletionRequest } from "../../providers/LanguageModel.ts";
-import { currentCognition, resolveStepModel } from "../CognitionContext.ts";
+import { addUsage, zeroUsage } from "../../providers/LanguageModel.ts";
+import { currentCognition, reportUsage, resolveStepModel } from "../CognitionContext.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import { assemblePrompt, type AssembledPrompt, type EarlierStep } from "./assemblePrompt.ts";
 import { pipelineConfig } from "./config.ts";
-import { planTurn } from "./gating.ts";
 import { parsePipelineAnswer, type ParsedPipelineAnswer } from "./parseAnswer.ts";
-import { combineSignals, promptInputs, type PipelineOptions } from "./runPipeline.ts";
+import { outcomeOf, planFor, promptInputs, requestOf, type PipelineOptions } from "./runPipeline.ts";
 import type { PipelineStep } from "./steps.ts";
-import { turnOutcome, type PipelineResult } from "./turnOutcome.ts";
+import type { PipelineResult } from "./turnOutcome.ts";
 
 export interface SplitPipelineOptions extends PipelineOptions {
   /** `provider:model` per step; steps not named use `model`, then the context default. */
@@ -68,12 +67,7 @@ function merge(into: ParsedPipelineAnswer, step: PipelineStep, part: ParsedPipel
 export async function runSplitPipeline(memory: WorkingMemory, options: SplitPipelineOptions): Promise<[WorkingMemory, PipelineResult]> {
   await memory.finished;
   const config = pipelineConfig(options.config);
-  const plan = planTurn(memory, {
-    config,
-    ...(options.soulState ? { soulState: options.soulState } : {}),
-    ...(options.processes ? { processes: options.processes } : {}),
-    ...(options.interaction !== undefined ? { interaction: options.interaction } : {}),
-  });
+  const plan = planFor(memory, options, config);
   const ctx = currentCognition();
   const parsed: ParsedPipelineAnswer = { dialogue: "", dialogueTagged: false, verbs: {}, issues: [] };
   const earlier: EarlierStep[] = [];
@@ -89,14 +83,8 @@ export async function runSplitPipeline(memory: WorkingMemory, options: SplitPipe
     const prompt = assemblePrompt({ ...promptInputs(options), memory, message: options.message, config, plan, steps: [step], earlier });
     first ??= prompt;
     const resolved = resolveStepModel(ctx, step, memory.soulName, options.models?.[step] ?? options.model);
-    const request: CompletionRequest = { messages: prompt.messages, model: resolved.modelId, format: { type: "tags", tags: prompt.tags } };
-    if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;
-    if (options.temperature !== undefined) request.temperature = options.temperature;
-    if (options.timeoutMs !== undefined) request.timeoutMs = options.timeoutMs;
-    const signal = combineSignals(options.signal, ctx.signal);
-    if (signal) request.signal = signal;
-    const completion = await resolved.model.complete(request);
-    ctx.onUsage?.(completion.usage, { step, soul: memory.soulName, provider: completion.provider, model: completion.model });
+    const completion = await resolved.model.complete(requestOf(prompt, options, resolved.modelId));
+    reportUsage(ctx, completion, step, memory.soulName);
     usage = addUsage(usage, completion.usage);
     promptTokens += prompt.tokens;
     calls += 1;
@@ -113,15 +101,5 @@ export async function runSplitPipeline(memory: WorkingMemory, options: SplitPipe
   }
 
   const prompt = first ?? assemblePrompt({ ...promptInputs(options), memory, message: options.message, config, plan });
-  return turnOutcome({
-    memory,
-    prompt,
-    parsed,
-    message: options.message,
-    ...(options.soulState ? { soulState: options.soulState } : {}),
-    ...(prompt.personaContext ? { personaContext: prompt.personaContext } : {}),
-    calls,
-    usage,
-    promptTokens,
-  });
+  return outcomeOf(memory, options, prompt, parsed, { calls, usage, promptTokens });
 }

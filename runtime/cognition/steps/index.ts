@@ -1,4 +1,5 @@
-export { externalDialog, type VerbInstructions } from "./externalDialog.ts";
+export { externalDialog } from "./externalDialog.ts";
+export type { VerbInstructions } from "./verbStep.ts";
 export { internalMonologue } from "./internalMonologue.ts";
 export { mentalQuery } from "./mentalQuery.ts";
 export { decision, choiceValues, type DecisionInput, type EnumLike } from "./decision.ts";

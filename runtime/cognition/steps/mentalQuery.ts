@@ -9,6 +9,18 @@ const MentalQueryAnswer = z.object({
 });
 
 /**
+ * How a verdict is kept in memory, the Open Souls way: the statement and the result in the
+ * metadata (and whatever else the caller adds, after them), so gates need not parse prose.
+ */
+export function queryMemory(soulName: string, statement: string, result: boolean, metadata: Record<string, unknown> = {}): InputMemory {
+  return {
+    role: ChatMessageRoleEnum.Assistant,
+    content: `${soulName} evaluated: "${statement}" and decided that the statement is ${result ? "true" : "false"}`,
+    metadata: { step: "mentalQuery", statement, result, ...metadata },
+  };
+}
+
+/**
  * The soul judges a statement true or false. The memory records the verdict, with the result
  * in `metadata.result` so gates (Samantha-Dreams) can read it without parsing prose.
  */
@@ -27,14 +39,7 @@ export const mentalQuery = createCognitiveStep(
     schema: MentalQueryAnswer,
     postProcess: (memory: WorkingMemory, response: z.output<typeof MentalQueryAnswer>): [InputMemory, boolean] => {
       const result = response.isStatementTrue;
-      return [
-        {
-          role: ChatMessageRoleEnum.Assistant,
-          content: `${memory.soulName} evaluated: "${statement}" and decided that the statement is ${result ? "true" : "false"}`,
-          metadata: { step: "mentalQuery", statement, result },
-        },
-        result,
-      ];
+      return [queryMemory(memory.soulName, statement, result), result];
     },
   }),
   { name: "mentalQuery" },

@@ -7,11 +7,11 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { createInspection, type Inspection } from "../../../runtime/inspect/inspection.ts";
 import { createSoul } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said, until } from "../../support/soul/helpers.ts";
 import { ismSoul } from "../../support/soul/ismSoul.ts";
 import { choose, scriptedCognition, scriptedModel } from "../../support/soul/scriptedModel.ts";
@@ -30,13 +30,7 @@ interface WireEvent {
 
 const SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 function collect(socket: WebSocket, into: WireEvent[]): void {
   socket.on("message", (data) => into.push(JSON.parse(data.toString()) as WireEvent));

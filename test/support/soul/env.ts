@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
 import type { ActorStore } from "../../../runtime/store/types.ts";
 
@@ -26,5 +27,32 @@ export async function openTestEnv(dir = mkdtempSync(join(tmpdir(), "ensoul-soul-
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A fresh environment for every test of the file: opened before each test, closed (and its
+ * directory removed) after it. Call at the top level of a test file; use the returned env
+ * inside tests only.
+ */
+export function useTestEnv(): TestEnv {
+  let current: TestEnv | undefined;
+  beforeEach(async () => {
+    current = await openTestEnv();
+  });
+  afterEach(async () => {
+    await current!.close();
+  });
+  const env = (): TestEnv => {
+    if (!current) throw new Error("the test environment is opened before each test (use it inside a test)");
+    return current;
+  };
+  return {
+    get dir() {
+      return env().dir;
+    },
+    actor: (id) => env().actor(id),
+    reopen: () => env().reopen(),
+    close: () => env().close(),
   };
 }

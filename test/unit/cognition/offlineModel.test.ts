@@ -4,21 +4,12 @@ import { z } from "zod";
 import { extractBoolean, extractTag, parseKeyValueLines, parseTaggedAnswer, toJsonSchema } from "../../../runtime/cognition/index.ts";
 import type { ChatMessage, CompletionRequest } from "../../../runtime/providers/LanguageModel.ts";
 import { composeOfflineAnswer, createOfflineModel, wordChunks } from "../../../runtime/providers/offline.ts";
-import { ProviderError } from "../../../runtime/providers/ProviderError.ts";
+import { failure } from "../../support/wire/providerFixture.ts";
 
 const chat = (said: string): ChatMessage[] => [
   { role: "system", content: "You are Samantha." },
   { role: "user", content: said, name: "Tom" },
 ];
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ProviderError);
-  return e as ProviderError;
-}
 
 describe("offline model: JSON", () => {
   const schemas: Record<string, z.ZodType> = {

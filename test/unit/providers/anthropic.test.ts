@@ -1,44 +1,26 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAnthropicModel, toAnthropicMessages } from "../../../runtime/providers/anthropic.ts";
-import type { LanguageModel } from "../../../runtime/providers/LanguageModel.ts";
-import { ProviderError } from "../../../runtime/providers/ProviderError.ts";
-import { startAnthropicServer, type ScriptedServer } from "../../support/wire/anthropicServer.ts";
+import { startAnthropicServer } from "../../support/wire/anthropicServer.ts";
+import { failure, modelOverWire } from "../../support/wire/providerFixture.ts";
 
 const KEY = "sk-ant-test-SECRET-4f9a1c7e";
 const MODEL = "claude-test-1";
 
-let server: ScriptedServer;
-let model: LanguageModel;
-
-beforeAll(async () => {
-  server = await startAnthropicServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.reset();
-  model = createAnthropicModel({ apiKey: KEY, baseURL: server.url, defaultModel: MODEL, timeoutMs: 5_000 });
-});
+const wire = modelOverWire(startAnthropicServer, (baseURL) =>
+  createAnthropicModel({ apiKey: KEY, baseURL, defaultModel: MODEL, timeoutMs: 5_000 }),
+);
 
 const user = (content: string) => ({ messages: [{ role: "user" as const, content }] });
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
-
 describe("anthropic provider over the real SDK", () => {
   it("streams chunks in order and the final text is their concatenation", async () => {
-    server.enqueue({
+    wire.server.enqueue({
       type: "reply",
       text: "The soul wakes slowly",
       chunkDelayMs: 15,
       usage: { inputTokens: 42, outputTokens: 5 },
     });
-    const stream = model.stream(user("wake up"));
+    const stream = wire.model.stream(user("wake up"));
     const chunks: string[] = [];
     const arrivals: number[] = [];
     for await (const chunk of stream) {
@@ -53,19 +35,19 @@ describe("anthropic provider over the real SDK", () => {
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(30);
     expect(final.usage).toEqual({ inputTokens: 42, outputTokens: 5 });
     expect(final).toMatchObject({ provider: "anthropic", model: MODEL, stopReason: "end_turn" });
-    expect(server.requests[0]?.body?.["stream"]).toBe(true);
+    expect(wire.server.requests[0]?.body?.["stream"]).toBe(true);
   });
 
   it("completes without streaming, with usage from the response", async () => {
-    server.enqueue({ type: "reply", text: "A whole answer.", usage: { inputTokens: 11, outputTokens: 4 } });
-    const completion = await model.complete(user("hi"));
+    wire.server.enqueue({ type: "reply", text: "A whole answer.", usage: { inputTokens: 11, outputTokens: 4 } });
+    const completion = await wire.model.complete(user("hi"));
     expect(completion).toMatchObject({ text: "A whole answer.", usage: { inputTokens: 11, outputTokens: 4 }, provider: "anthropic" });
-    expect(server.requests[0]?.body?.["stream"]).toBe(false);
+    expect(wire.server.requests[0]?.body?.["stream"]).toBe(false);
   });
 
   it("puts system messages in `system`, merges same-role turns and folds names", async () => {
-    server.enqueue({ type: "reply", text: "ok" });
-    await model.complete({
+    wire.server.enqueue({ type: "reply", text: "ok" });
+    await wire.model.complete({
       model: "claude-other",
       maxTokens: 77,
       messages: [
@@ -76,7 +58,7 @@ describe("anthropic provider over the real SDK", () => {
         { role: "assistant", content: "yes" },
       ],
     });
-    const req = server.requests[0]!;
+    const req = wire.server.requests[0]!;
     expect(req.body?.["system"]).toBe("You are Samantha.\n\nBe brief.");
     expect(req.body?.["messages"]).toEqual([
       { role: "user", content: "kevin: hello\n\nare you there?" },
@@ -95,11 +77,11 @@ describe("anthropic provider over the real SDK", () => {
   });
 
   it("maps 429 to rate_limit with retry-after, and the SDK does not retry on its own", async () => {
-    server.enqueue({ type: "error", status: 429, message: "slow down", retryAfter: "7" });
-    const error = await failure(model.complete(user("hi")));
+    wire.server.enqueue({ type: "error", status: 429, message: "slow down", retryAfter: "7" });
+    const error = await failure(wire.model.complete(user("hi")));
     expect(error).toMatchObject({ kind: "rate_limit", status: 429, retryAfterMs: 7000, provider: "anthropic" });
     expect(error.retryable).toBe(true);
-    expect(server.requests).toHaveLength(1);
+    expect(wire.server.requests).toHaveLength(1);
   });
 
   it.each([
@@ -111,16 +93,16 @@ describe("anthropic provider over the real SDK", () => {
     [400, "bad_request"],
     [404, "bad_request"],
   ] as const)("maps HTTP %i to %s", async (status, kind) => {
-    server.enqueue({ type: "error", status });
-    const error = await failure(model.complete(user("hi")));
+    wire.server.enqueue({ type: "error", status });
+    const error = await failure(wire.model.complete(user("hi")));
     expect(error.kind).toBe(kind);
     expect(error.status).toBe(status);
-    expect(server.requests).toHaveLength(1);
+    expect(wire.server.requests).toHaveLength(1);
   });
 
   it("reports a connection dropped mid-stream as a `stream` failure after the chunks it got", async () => {
-    server.enqueue({ type: "disconnect", text: "one two three four", afterChunks: 2 });
-    const stream = model.stream(user("hi"));
+    wire.server.enqueue({ type: "disconnect", text: "one two three four", afterChunks: 2 });
+    const stream = wire.model.stream(user("hi"));
     const chunks: string[] = [];
     const error = await failure(
       (async () => {
@@ -133,22 +115,22 @@ describe("anthropic provider over the real SDK", () => {
   });
 
   it("treats a body that ends before message_stop as a broken stream", async () => {
-    server.enqueue({ type: "truncate", text: "cut short here", afterChunks: 1 });
-    const error = await failure(model.stream(user("hi")).final);
+    wire.server.enqueue({ type: "truncate", text: "cut short here", afterChunks: 1 });
+    const error = await failure(wire.model.stream(user("hi")).final);
     expect(error.kind).toBe("stream");
     expect(error.message).toContain("message_stop");
   });
 
   it("classifies an in-stream overloaded error event as a server failure", async () => {
-    server.enqueue({ type: "streamError", text: "a b c", afterChunks: 1, errorType: "overloaded_error" });
-    const error = await failure(model.stream(user("hi")).final);
+    wire.server.enqueue({ type: "streamError", text: "a b c", afterChunks: 1, errorType: "overloaded_error" });
+    const error = await failure(wire.model.stream(user("hi")).final);
     expect(error.kind).toBe("server");
   });
 
   it("fails with `timeout` when the server hangs past the request deadline", async () => {
-    server.enqueue({ type: "hang" });
+    wire.server.enqueue({ type: "hang" });
     const started = performance.now();
-    const error = await failure(model.complete({ ...user("hi"), timeoutMs: 150 }));
+    const error = await failure(wire.model.complete({ ...user("hi"), timeoutMs: 150 }));
     const elapsed = performance.now() - started;
     expect(error.kind).toBe("timeout");
     expect(elapsed).toBeGreaterThanOrEqual(140);
@@ -156,8 +138,8 @@ describe("anthropic provider over the real SDK", () => {
   });
 
   it("times out a stream that stalls after its first chunks", async () => {
-    server.enqueue({ type: "reply", text: "slow slow slow", chunkDelayMs: 3_000 });
-    const stream = model.stream({ ...user("hi"), timeoutMs: 400 });
+    wire.server.enqueue({ type: "reply", text: "slow slow slow", chunkDelayMs: 3_000 });
+    const stream = wire.model.stream({ ...user("hi"), timeoutMs: 400 });
     const chunks: string[] = [];
     const error = await failure(
       (async () => {
@@ -169,10 +151,10 @@ describe("anthropic provider over the real SDK", () => {
   });
 
   it("fails with `aborted` when the caller's signal fires", async () => {
-    server.enqueue({ type: "hang" });
+    wire.server.enqueue({ type: "hang" });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    const error = await failure(model.complete({ ...user("hi"), signal: controller.signal }));
+    const error = await failure(wire.model.complete({ ...user("hi"), signal: controller.signal }));
     expect(error.kind).toBe("aborted");
     expect(error.retryable).toBe(false);
   });
@@ -181,7 +163,7 @@ describe("anthropic provider over the real SDK", () => {
     const saved = process.env["ANTHROPIC_API_KEY"];
     delete process.env["ANTHROPIC_API_KEY"];
     try {
-      expect(() => createAnthropicModel({ baseURL: server.url })).toThrow(/ANTHROPIC_API_KEY/);
+      expect(() => createAnthropicModel({ baseURL: wire.server.url })).toThrow(/ANTHROPIC_API_KEY/);
     } finally {
       if (saved !== undefined) process.env["ANTHROPIC_API_KEY"] = saved;
     }
@@ -190,12 +172,12 @@ describe("anthropic provider over the real SDK", () => {
   it("reads the key and base URL from the environment by default", async () => {
     const saved = { key: process.env["ANTHROPIC_API_KEY"], url: process.env["ANTHROPIC_BASE_URL"] };
     process.env["ANTHROPIC_API_KEY"] = "sk-ant-from-env-123456";
-    process.env["ANTHROPIC_BASE_URL"] = server.url;
+    process.env["ANTHROPIC_BASE_URL"] = wire.server.url;
     try {
-      server.enqueue({ type: "reply", text: "env ok" });
+      wire.server.enqueue({ type: "reply", text: "env ok" });
       const fromEnv = createAnthropicModel({ defaultModel: MODEL });
       expect((await fromEnv.complete(user("hi"))).text).toBe("env ok");
-      expect(server.requests[0]?.headers["authorization"]).toBe("Bearer sk-ant-from-env-123456");
+      expect(wire.server.requests[0]?.headers["authorization"]).toBe("Bearer sk-ant-from-env-123456");
     } finally {
       for (const [name, value] of [
         ["ANTHROPIC_API_KEY", saved.key],

@@ -6,6 +6,7 @@ import type { LanguageModel } from "../../../runtime/providers/LanguageModel.ts"
 import { ProviderError } from "../../../runtime/providers/ProviderError.ts";
 import { startAnthropicServer } from "../../support/wire/anthropicServer.ts";
 import { startGroqServer } from "../../support/wire/groqServer.ts";
+import { failure } from "../../support/wire/providerFixture.ts";
 import type { ScriptedServer } from "../../support/wire/scriptedServer.ts";
 
 const user = { messages: [{ role: "user" as const, content: "hello" }] };
@@ -30,15 +31,6 @@ beforeEach(() => {
   anthropic = createAnthropicModel({ apiKey: "sk-ant-cascade-000111", baseURL: first.url, defaultModel: "claude-test", timeoutMs: 3_000 });
   groq = createGroqModel({ apiKey: "gsk_cascade_000222", baseURL: second.url, defaultModel: "llama-test", timeoutMs: 3_000 });
 });
-
-async function failure<E extends Error = ProviderError>(p: Promise<unknown>, type: abstract new (...a: never[]) => E = ProviderError as never): Promise<E> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(type);
-  return error as E;
-}
 
 describe("cascade", () => {
   it("falls through to the next provider when the first answers 500", async () => {

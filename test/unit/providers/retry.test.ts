@@ -1,68 +1,52 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAnthropicModel } from "../../../runtime/providers/anthropic.ts";
 import { createCompletionStream } from "../../../runtime/providers/completionStream.ts";
 import type { Completion, CompletionRequest, LanguageModel } from "../../../runtime/providers/LanguageModel.ts";
 import { ProviderError } from "../../../runtime/providers/ProviderError.ts";
 import { retryDelay, withRetry } from "../../../runtime/providers/retry.ts";
-import { startAnthropicServer, type ScriptedServer } from "../../support/wire/anthropicServer.ts";
+import { startAnthropicServer } from "../../support/wire/anthropicServer.ts";
+import { failure, modelOverWire } from "../../support/wire/providerFixture.ts";
 
 const KEY = "sk-ant-retry-SECRET-77aa01";
 const user = { messages: [{ role: "user" as const, content: "hi" }] };
 
-let server: ScriptedServer;
-let base: LanguageModel;
-
-beforeAll(async () => {
-  server = await startAnthropicServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.reset();
-  base = createAnthropicModel({ apiKey: KEY, baseURL: server.url, defaultModel: "claude-test", timeoutMs: 5_000 });
-});
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
+const wire = modelOverWire(startAnthropicServer, (baseURL) =>
+  createAnthropicModel({ apiKey: KEY, baseURL, defaultModel: "claude-test", timeoutMs: 5_000 }),
+);
 
 describe("withRetry against the real SDK", () => {
   it("waits at least the server's retry-after after a 429, then succeeds", async () => {
-    server.enqueue({ type: "error", status: 429, message: "rate limited", retryAfter: "1" }, { type: "reply", text: "second time lucky" });
-    const model = withRetry(base, { retries: 2, baseDelayMs: 10, maxDelayMs: 5_000 });
+    wire.server.enqueue({ type: "error", status: 429, message: "rate limited", retryAfter: "1" }, { type: "reply", text: "second time lucky" });
+    const model = withRetry(wire.model, { retries: 2, baseDelayMs: 10, maxDelayMs: 5_000 });
     const completion = await model.complete(user);
 
     expect(completion.text).toBe("second time lucky");
-    expect(server.requests).toHaveLength(2);
-    const waited = server.requests[1]!.at - server.requests[0]!.at;
+    expect(wire.server.requests).toHaveLength(2);
+    const waited = wire.server.requests[1]!.at - wire.server.requests[0]!.at;
     expect(waited).toBeGreaterThanOrEqual(1_000);
     expect(waited).toBeLessThan(3_000); // generous: only the lower bound is the contract
   });
 
   it("retries a 500 and streams the successful attempt's chunks once", async () => {
-    server.enqueue({ type: "error", status: 500 }, { type: "reply", text: "steady now" });
-    const stream = withRetry(base, { baseDelayMs: 5 }).stream(user);
+    wire.server.enqueue({ type: "error", status: 500 }, { type: "reply", text: "steady now" });
+    const stream = withRetry(wire.model, { baseDelayMs: 5 }).stream(user);
     const chunks: string[] = [];
     for await (const c of stream) chunks.push(c);
     expect(chunks).toEqual(["steady", " now"]);
     expect((await stream.final).text).toBe("steady now");
-    expect(server.requests).toHaveLength(2);
+    expect(wire.server.requests).toHaveLength(2);
   });
 
   it("retries a stream that broke before its first chunk", async () => {
-    server.enqueue({ type: "disconnect", text: "never seen", afterChunks: 0 }, { type: "reply", text: "fresh start" });
-    const final = await withRetry(base, { baseDelayMs: 5 }).stream(user).final;
+    wire.server.enqueue({ type: "disconnect", text: "never seen", afterChunks: 0 }, { type: "reply", text: "fresh start" });
+    const final = await withRetry(wire.model, { baseDelayMs: 5 }).stream(user).final;
     expect(final.text).toBe("fresh start");
-    expect(server.requests).toHaveLength(2);
+    expect(wire.server.requests).toHaveLength(2);
   });
 
   it("does not retry a stream that broke after chunks were yielded", async () => {
-    server.enqueue({ type: "disconnect", text: "half an answer", afterChunks: 2 }, { type: "reply", text: "must not be used" });
-    const stream = withRetry(base, { baseDelayMs: 5 }).stream(user);
+    wire.server.enqueue({ type: "disconnect", text: "half an answer", afterChunks: 2 }, { type: "reply", text: "must not be used" });
+    const stream = withRetry(wire.model, { baseDelayMs: 5 }).stream(user);
     const chunks: string[] = [];
     const error = await failure(
       (async () => {
@@ -71,38 +55,38 @@ describe("withRetry against the real SDK", () => {
     );
     expect(error.kind).toBe("stream");
     expect(chunks).toEqual(["half", " an"]);
-    expect(server.requests).toHaveLength(1);
-    expect(server.pending).toBe(1);
+    expect(wire.server.requests).toHaveLength(1);
+    expect(wire.server.pending).toBe(1);
   });
 
   it.each([
     [401, "auth"],
     [400, "bad_request"],
   ] as const)("never retries %i (%s)", async (status, kind) => {
-    server.enqueue({ type: "error", status }, { type: "reply", text: "must not be used" });
-    const error = await failure(withRetry(base, { baseDelayMs: 5 }).complete(user));
+    wire.server.enqueue({ type: "error", status }, { type: "reply", text: "must not be used" });
+    const error = await failure(withRetry(wire.model, { baseDelayMs: 5 }).complete(user));
     expect(error.kind).toBe(kind);
-    expect(server.requests).toHaveLength(1);
+    expect(wire.server.requests).toHaveLength(1);
   });
 
   it("gives up after `retries` retries with the last failure", async () => {
-    server.enqueue({ type: "error", status: 500 }, { type: "error", status: 502 }, { type: "error", status: 529 });
-    const error = await failure(withRetry(base, { retries: 2, baseDelayMs: 5 }).complete(user));
+    wire.server.enqueue({ type: "error", status: 500 }, { type: "error", status: 502 }, { type: "error", status: 529 });
+    const error = await failure(withRetry(wire.model, { retries: 2, baseDelayMs: 5 }).complete(user));
     expect(error.status).toBe(529);
-    expect(server.requests).toHaveLength(3);
+    expect(wire.server.requests).toHaveLength(3);
   });
 
   it("stops waiting when the caller aborts during the backoff", async () => {
-    server.enqueue({ type: "error", status: 429, retryAfter: "5" });
+    wire.server.enqueue({ type: "error", status: 429, retryAfter: "5" });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 60);
     const started = performance.now();
     const error = await failure(
-      withRetry(base, { maxDelayMs: 10_000 }).complete({ ...user, signal: controller.signal }),
+      withRetry(wire.model, { maxDelayMs: 10_000 }).complete({ ...user, signal: controller.signal }),
     );
     expect(error.kind).toBe("aborted");
     expect(performance.now() - started).toBeLessThan(1_000);
-    expect(server.requests).toHaveLength(1);
+    expect(wire.server.requests).toHaveLength(1);
   });
 });
 

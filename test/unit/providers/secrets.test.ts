@@ -8,10 +8,10 @@ import { createAnthropicModel } from "../../../runtime/providers/anthropic.ts";
 import { createCascade } from "../../../runtime/providers/cascade.ts";
 import { createGroqModel } from "../../../runtime/providers/groq.ts";
 import type { LanguageModel } from "../../../runtime/providers/LanguageModel.ts";
-import { ProviderError } from "../../../runtime/providers/ProviderError.ts";
 import { withRetry } from "../../../runtime/providers/retry.ts";
 import { startAnthropicServer } from "../../support/wire/anthropicServer.ts";
 import { startGroqServer } from "../../support/wire/groqServer.ts";
+import { failure } from "../../support/wire/providerFixture.ts";
 import type { Behaviour, ScriptedServer } from "../../support/wire/scriptedServer.ts";
 
 const ANTHROPIC_KEY = "sk-ant-api03-TOPSECRET-a1b2c3d4e5";
@@ -34,15 +34,6 @@ function safeJson(v: unknown): string {
   } catch {
     return String(v);
   }
-}
-
-async function caught(p: Promise<unknown>): Promise<ProviderError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
 }
 
 let anthropicServer: ScriptedServer;
@@ -80,7 +71,7 @@ describe.each([
     getServer().reset().enqueue(behaviour);
     // Only the hang needs a short deadline; the others must not race it on a busy machine.
     const request = { messages: [{ role: "user" as const, content: "hi" }], timeoutMs: behaviour.type === "hang" ? 150 : 5_000 };
-    const error = await caught(streaming ? getModel().stream(request).final : getModel().complete(request));
+    const error = await failure(streaming ? getModel().stream(request).final : getModel().complete(request));
     const text = exposedText(error);
     expect(text.length).toBeGreaterThan(0);
     expect(text).not.toContain(key);
@@ -91,7 +82,7 @@ describe.each([
 describe("key hygiene beyond single providers", () => {
   it("a connection refused error names no key", async () => {
     const model = createAnthropicModel({ apiKey: ANTHROPIC_KEY, baseURL: deadPort, defaultModel: "claude-test", timeoutMs: 1_000 });
-    const error = await caught(model.complete({ messages: [{ role: "user", content: "hi" }] }));
+    const error = await failure(model.complete({ messages: [{ role: "user", content: "hi" }] }));
     expect(error.kind).toBe("server");
     expect(exposedText(error)).not.toContain(ANTHROPIC_KEY);
   });
@@ -100,7 +91,7 @@ describe("key hygiene beyond single providers", () => {
     anthropicServer.reset().otherwise({ type: "error", status: 500, message: `no ${ANTHROPIC_KEY}` });
     groqServer.reset().otherwise({ type: "error", status: 503, message: `no ${GROQ_KEY}` });
     const cascade = createCascade([withRetry(anthropic, { retries: 1, baseDelayMs: 1 }), withRetry(groq, { retries: 1, baseDelayMs: 1 })]);
-    const error = await caught(cascade.complete({ messages: [{ role: "user", content: "hi" }] }));
+    const error = await failure(cascade.complete({ messages: [{ role: "user", content: "hi" }] }));
     const text = exposedText(error);
     expect(text).toContain("anthropic");
     expect(text).toContain("groq");

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { externalDialog, internalMonologue } from "../../../runtime/cognition/steps/index.ts";
 import type { CognitionContext } from "../../../runtime/cognition/CognitionContext.ts";
 import { createOfflineModel } from "../../../runtime/providers/offline.ts";
@@ -12,16 +12,10 @@ import {
   useSoulMemory,
   type MentalProcess,
 } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said, until } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 function cognition(latencyMs = 0): { ctx: CognitionContext; steps: string[] } {
   const steps: string[] = [];

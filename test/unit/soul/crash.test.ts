@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createSoul,
   defineSoul,
@@ -15,16 +15,10 @@ import {
   type Proposal,
 } from "../../../actors/soul/index.ts";
 import { crashBlueprint } from "../../support/soul/crashBlueprint.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { openTestEnv, useTestEnv } from "../../support/soul/env.ts";
 import { record, said } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 describe("a process that throws", () => {
   it("commits nothing of its turn, leaves the perception in the inbox with its error, and the soul goes on", async () => {

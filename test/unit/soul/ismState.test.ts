@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AnyActorRef, InspectionEvent } from "xstate";
 import { regionOf } from "../../../runtime/cognition/Memory.ts";
 import { PLAYBOOK_REGION, ismMachine } from "../../../actors/ism/index.ts";
 import { createInProcessOutlet, createSoul, createSoulMachine, MAX_EXECUTE_NOW, type Soul } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { deferred, record, said, until } from "../../support/soul/helpers.ts";
 import { ismSoul, type IsmSoulControls } from "../../support/soul/ismSoul.ts";
 import { choose, scriptedCognition, scriptedModel, type ScriptedModel } from "../../support/soul/scriptedModel.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 interface Harness {
   soul: Soul;

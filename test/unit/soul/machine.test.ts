@@ -1,16 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { InspectionEvent } from "xstate";
 import { createSoul, createSoulMachine, defineSoul, type MentalProcess } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { said } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 const p: MentalProcess = async ({ workingMemory }) => workingMemory;
 const q: MentalProcess = async ({ workingMemory }) => [workingMemory, p];

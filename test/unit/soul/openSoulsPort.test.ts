@@ -5,20 +5,14 @@
  * (and soul.ts, which declares the processes and their successors) are ensoul's.
  */
 import { readFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createInProcessOutlet, createSoul } from "../../../actors/soul/index.ts";
 import blueprint from "../../support/soul/openSoulsPort/soul.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said } from "../../support/soul/helpers.ts";
 import { scriptedCognition, scriptedModel, verdict } from "../../support/soul/scriptedModel.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 const PROCESS_FILES = ["introduction.ts", "conversationProcess.ts", "deescalationProcess.ts"];
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createManualClock,
   createSoul,
@@ -13,16 +13,10 @@ import {
   type Outlet,
   type Proposal,
 } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said, until } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 let conversation!: MentalProcess;
 const greeting: MentalProcess = async ({ workingMemory }) => {

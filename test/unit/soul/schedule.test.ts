@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createManualClock,
   createSoul,
@@ -10,16 +10,10 @@ import {
   type MentalProcess,
   type PendingScheduledEvent,
 } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 const reminder: MentalProcess = async ({ workingMemory, params }) => {
   const { invokingPerception } = usePerceptions();

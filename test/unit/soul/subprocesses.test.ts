@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createSoul,
   defineSoul,
@@ -9,16 +9,10 @@ import {
   useSoulMemory,
   type MentalProcess,
 } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { deferred, record, said, until } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 const main: MentalProcess = async ({ workingMemory }) => {
   useActions().speak(`main ${usePerceptions().invokingPerception.content}`);

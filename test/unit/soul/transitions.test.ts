@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createSoul,
   defineSoul,
@@ -9,16 +9,10 @@ import {
   useProcessManager,
   type MentalProcess,
 } from "../../../actors/soul/index.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { record, said } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 /** Speaks `${process}:${content}:${params}` so a test can see which process ran for what. */
 const speakingProcess =

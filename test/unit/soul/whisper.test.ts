@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DAIMONIC_REGION, DAIMONIC_WHISPER_KEY, formatDaimonicIntuition } from "../../../actors/daimon/whisperPrompt.ts";
 import { WHISPER_MAX_CHARS } from "../../../actors/daimon/sanitizeWhisper.ts";
 import {
@@ -13,16 +13,10 @@ import {
 } from "../../../actors/soul/index.ts";
 import type { Memory } from "../../../runtime/cognition/Memory.ts";
 import type { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
-import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
 import { deferred, record, said } from "../../support/soul/helpers.ts";
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await openTestEnv();
-});
-afterEach(async () => {
-  await env.close();
-});
+const env = useTestEnv();
 
 const recalls = (memory: WorkingMemory): Memory[] => memory.memories.filter((m) => m.region === DAIMONIC_REGION);
 const stored = (id: string): unknown => env.actor(id).loadState()?.soulMemory[DAIMONIC_WHISPER_KEY];
