@@ -38,6 +38,26 @@ export function toMemory(input: InputMemory): Memory {
   };
   if (input.name !== undefined) memory.name = input.name;
   if (input.region !== undefined && input.region !== DEFAULT_REGION) memory.region = input.region;
-  if (input.metadata !== undefined) memory.metadata = input.metadata;
+  if (input.metadata !== undefined) {
+    assertPersistable(input.metadata, "metadata");
+    memory.metadata = input.metadata;
+  }
   return Object.freeze(memory);
+}
+
+/**
+ * Memories are persisted with msgpack, whose decoder renames a `__proto__` key (its guard
+ * against prototype pollution). Such a key would come back changed, so it is refused here,
+ * where the caller can see why, instead of being altered silently in LMDB.
+ */
+function assertPersistable(value: unknown, path: string): void {
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => assertPersistable(item, `${path}[${i}]`));
+    return;
+  }
+  if (Object.hasOwn(value, "__proto__")) {
+    throw new TypeError(`memory ${path} has a "__proto__" key, which cannot be persisted faithfully; rename it`);
+  }
+  for (const [key, item] of Object.entries(value)) assertPersistable(item, `${path}.${key}`);
 }
