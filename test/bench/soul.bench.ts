@@ -164,6 +164,20 @@ export async function run(): Promise<BenchRow[]> {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+
+  // The same turn and throughput on the crash-safe default store, as a node runs it.
+  const safeDir = mkdtempSync(join(tmpdir(), "ensoul-soul-bench-safe-"));
+  const safe = await openBenchStore(safeDir, "default");
+  try {
+    await turnLatencies((id) => safe.actor(`warm-${id}`), 2, 200);
+    const safeP50 = percentile(await turnLatencies((id) => safe.actor(id), 20, 100), 50);
+    rows.push({ name: `turn overhead p50, with the commit (${safe.kind})`, value: safeP50, unit: "ms", target: "< 1 ms", met: safeP50 < 1 });
+    const safeRate = await throughput(safe, 1000, 10);
+    rows.push({ name: `turns/s, 1000 souls x 10 perceptions (${safe.kind})`, value: safeRate, unit: "turns/s", target: ">= 5000 turns/s", met: safeRate >= 5000 });
+  } finally {
+    await safe.close();
+    rmSync(safeDir, { recursive: true, force: true });
+  }
   return rows;
 }
 
