@@ -1,4 +1,4 @@
-import type { Outlet } from "../soul/outlet.ts";
+import type { Outlet, ReviewContext } from "../soul/outlet.ts";
 import type { Interception, Proposal, ReviewVerdict } from "../soul/Proposal.ts";
 import type { Approvals } from "./approvals.ts";
 import type { GateContext, GatePhase } from "./Gate.ts";
@@ -30,7 +30,7 @@ export interface GatedOutletOptions {
 }
 
 export interface GatedOutlet extends Outlet {
-  review(proposal: Proposal): Promise<ReviewVerdict>;
+  review(proposal: Proposal, context?: ReviewContext): Promise<ReviewVerdict>;
   deliver(proposal: Proposal): Promise<void>;
   readonly chain: GateChain;
   readonly inner: Outlet;
@@ -73,8 +73,10 @@ export function gatedOutlet(inner: Outlet, chain: GateChain, options: GatedOutle
   const outlet: GatedOutlet = {
     chain,
     inner,
-    async review(proposal) {
-      const result = await chain.run(proposal, contextOf(proposal, "review"));
+    async review(proposal, review) {
+      // The soul passes the perception this proposal answers, so perception triggers can fire.
+      const context = contextOf(proposal, "review");
+      const result = await chain.run(proposal, review?.perception ? { perception: review.perception, ...context } : context);
       if (result.ok) return result.proposal;
       if (result.decision === "hold") return holdFor(result);
       return { intercepted: true, kind: result.interception.kind, reason: `${result.gate}: ${result.interception.reason}` };

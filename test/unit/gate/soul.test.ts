@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { bouncer, createApprovals, createGateChain, gatedOutlet, lengthGate, type GateDecision, type HeldProposal } from "../../../actors/gate/index.ts";
+import { bouncer, createApprovals, createGateChain, gatedOutlet, intercept, lengthGate, whenPerception, type GateDecision, type HeldProposal } from "../../../actors/gate/index.ts";
 import { createInProcessOutlet, createSoul, defineSoul, useActions, usePerceptions, type MentalProcess, type Proposal, type Soul } from "../../../actors/soul/index.ts";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
 import { openTestEnv, type TestEnv } from "../../support/soul/env.ts";
@@ -86,5 +86,33 @@ describe("a real soul behind gatedOutlet", () => {
     expect(await approvals.handlePerception({ action: "approve", content: held.proposal.id, name: "ops" })).toMatchObject({ outcome: "approved" });
     await approvals.handlePerception({ action: "approve", content: held.proposal.id, name: "ops" });
     expect(reached.map((p) => [p.id, p.action])).toEqual([[held.proposal.id, "tool"]]);
+  });
+});
+
+describe("gates see the perception a proposal answers", () => {
+  it("fires a perception-triggered gate only for the perception it names", async () => {
+    const inner = createInProcessOutlet();
+    const reached: Proposal[] = [];
+    inner.onProposal((p) => reached.push(p));
+    const seen: string[] = [];
+    const chain = createGateChain([
+      {
+        name: "noDmReplies",
+        priority: 10,
+        trigger: whenPerception("dm"),
+        verify: (_proposal, ctx) => {
+          seen.push(`${ctx.perception?.name}:${ctx.perception?.content}`);
+          return intercept("no replies to direct messages");
+        },
+      },
+    ]);
+    const soul = createSoul({ blueprint, id: "obedient", store: env.actor("obedient"), outlet: gatedOutlet(inner, chain) });
+    souls.push(soul);
+    await soul.perceive({ action: "dm", content: "psst", name: "eve" });
+    await soul.idle();
+    await soul.perceive(said("hello"));
+    await soul.idle();
+    expect(seen).toEqual(["eve:psst"]);
+    expect(reached.map((p) => p.content)).toEqual(["you said hello"]);
   });
 });
