@@ -1,5 +1,5 @@
 import type { ActorRefFrom, AnyActorLogic, InputFrom } from "xstate";
-import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import type { KvReadEntry, ScheduledEntry } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception } from "./Perception.ts";
 import type { Clock } from "./scheduler.ts";
@@ -15,6 +15,8 @@ export interface RunHost {
   /** The live queue of perceptions waiting behind the running one. */
   queued(): readonly Perception[];
   committedSchedules(): Iterable<ScheduledEntry>;
+  /** Committed entries of one of the soul's key/value namespaces, in key order. */
+  committedKv(namespace: string, prefix: (string | number)[]): KvReadEntry[];
   emit(event: SoulEvent): void;
   chunk(proposalId: string, text: string): void;
   spawnChild<TLogic extends AnyActorLogic>(logic: TLogic, input: InputFrom<TLogic>, id?: string): ActorRefFrom<TLogic>;

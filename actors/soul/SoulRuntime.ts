@@ -1,6 +1,6 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { ActorStore, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
+import type { ActorStore, KvReadEntry, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
 import { sanitizeWhisper } from "../../runtime/cognition/sanitizeWhisper.ts";
 import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/daimonicIntuition.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
@@ -308,6 +308,10 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return this.#schedules.values();
   }
 
+  committedKv(namespace: string, prefix: (string | number)[]): KvReadEntry[] {
+    return this.store.kvRange?.(namespace, prefix) ?? [];
+  }
+
   chunk(proposalId: string, text: string): void {
     this.outlet.chunk?.(this.soulId, proposalId, text);
   }
@@ -354,6 +358,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     const outbox: OutboxEntry[] = proposals.map((p) => ({ id: p.id, target: "outlet", payload: p, createdAt }));
     const schedulesPut = [...draft.schedulesPut.values()];
     const schedulesDelete = [...draft.schedulesDelete];
+    const kv = [...draft.kvWrites];
     if (extra.inboxDone !== undefined && this.#schedules.has(extra.inboxDone)) schedulesDelete.push(extra.inboxDone);
     const state = await this.#commit(() => {
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
@@ -365,6 +370,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       if (outbox.length) commit.outbox = outbox;
       if (schedulesPut.length) commit.schedulesPut = schedulesPut;
       if (schedulesDelete.length) commit.schedulesDelete = schedulesDelete;
+      if (kv.length) commit.kv = kv;
       return { state, commit };
     });
     for (const id of schedulesDelete) {

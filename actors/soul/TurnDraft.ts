@@ -1,5 +1,5 @@
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import type { KvWrite, ScheduledEntry } from "../../runtime/store/types.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
 import type { ProposalKind } from "./Proposal.ts";
 import type { SoulState } from "./SoulState.ts";
@@ -55,6 +55,8 @@ export class TurnDraft {
   readonly actions: DraftAction[] = [];
   readonly schedulesPut = new Map<string, ScheduledEntry>();
   readonly schedulesDelete = new Set<string>();
+  /** Key/value writes (user-model versions...), committed in the turn's transaction. */
+  readonly kvWrites: KvWrite[] = [];
   /** Streamed speech still arriving; the turn waits for it before it commits. */
   readonly streams: Promise<void>[] = [];
   expired = false;
@@ -104,6 +106,7 @@ export class TurnDraft {
     this.actions.push(...child.actions);
     for (const [id, entry] of child.schedulesPut) this.schedulesPut.set(id, entry);
     for (const id of child.schedulesDelete) this.cancelSchedule(id);
+    this.kvWrites.push(...child.kvWrites);
     this.expired ||= child.expired;
     if (child.nextProcess) this.nextProcess = child.nextProcess;
   }
@@ -185,6 +188,12 @@ export class TurnDraft {
     (this.#counts ??= new Map()).set(process, 0);
   }
 
+  /** This draft's pending key/value writes and those of the drafts it was forked from, oldest first. */
+  pendingKv(namespace: string): KvWrite[] {
+    const own = this.kvWrites.filter((w) => w.namespace === namespace);
+    return this.#parent ? [...this.#parent.pendingKv(namespace), ...own] : own;
+  }
+
   putSchedule(entry: ScheduledEntry): void {
     this.schedulesPut.set(entry.id, entry);
   }
@@ -205,6 +214,7 @@ export class TurnDraft {
       this.actions.length > 0 ||
       this.schedulesPut.size > 0 ||
       this.schedulesDelete.size > 0 ||
+      this.kvWrites.length > 0 ||
       this.expired ||
       this.nextProcess !== undefined
     );

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/store/userModels.ts";
 import type { MentalProcess, ProcessParams, ProcessRef } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
 import { requireRun, TurnCancelledError, type ProcessRun } from "./ProcessRun.ts";
@@ -234,6 +235,67 @@ export function useSoulMemory<T>(name: string, initial?: T): Ref<T> {
     set current(value: T) {
       run.assertLive();
       draft.setSoulMemory(name, value);
+    },
+  };
+}
+
+/** A soul's versioned models of the people it talks to, as `useUserModels()` gives them to a process. */
+export interface UserModelsHook {
+  /** The newest version: the turn's own pending save if it made one, else the committed one. */
+  latest(userId: string): UserModelVersion | undefined;
+  /** Every version, oldest first, the turn's pending saves included. */
+  history(userId: string): UserModelVersion[];
+  /**
+   * Buffers a new version in the turn: it is committed in the turn's own transaction (so a
+   * turn that throws saves nothing) under the same keys as runtime/store `userModels()`.
+   */
+  save(userId: string, markdown: string, changeNote: string): UserModelVersion;
+}
+
+const USER_ID_MAX = 256;
+
+/**
+ * The soul's user models (markdown per person, versioned, each version with its change
+ * note), kept in the soul's store under `userModels` and written atomically with the turn.
+ */
+export function useUserModels(): UserModelsHook {
+  const run = requireRun("useUserModels");
+  const { draft, host } = run;
+  const check = (userId: string): string => {
+    if (typeof userId !== "string" || userId.trim() === "" || userId.length > USER_ID_MAX) {
+      throw new Error(`useUserModels(): invalid user id ${JSON.stringify(userId)}: must be a non-empty string of at most ${USER_ID_MAX} characters`);
+    }
+    return userId;
+  };
+  const history = (userId: string): UserModelVersion[] => {
+    const id = check(userId);
+    const versions = new Map<number, UserModelVersion>();
+    for (const entry of host.committedKv(USER_MODELS_NAMESPACE, [id])) {
+      const v = entry.value as UserModelVersion;
+      versions.set(v.version, v);
+    }
+    for (const write of draft.pendingKv(USER_MODELS_NAMESPACE)) {
+      if (write.key[0] !== id) continue;
+      const v = write.value as UserModelVersion;
+      versions.set(v.version, v);
+    }
+    return [...versions.values()].sort((a, b) => a.version - b.version);
+  };
+  return {
+    latest: (userId) => history(userId).at(-1),
+    history,
+    save(userId, markdown, changeNote) {
+      run.assertLive();
+      const id = check(userId);
+      if (typeof markdown !== "string" || markdown.trim() === "") throw new Error(`useUserModels(): refusing to save an empty model of ${id}`);
+      const version: UserModelVersion = {
+        version: (history(id).at(-1)?.version ?? 0) + 1,
+        markdown: markdown.trim(),
+        changeNote: String(changeNote ?? "").replace(/\s+/g, " ").trim(),
+        ts: host.clock.now(),
+      };
+      draft.kvWrites.push({ namespace: USER_MODELS_NAMESPACE, key: [id, version.version], value: version });
+      return version;
     },
   };
 }

@@ -15,7 +15,7 @@ export type {
   TransitionOptions,
 } from "./MentalProcess.ts";
 export type { Perception, PerceptionInput } from "./Perception.ts";
-export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory } from "./hooks.ts";
+export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory, useUserModels } from "./hooks.ts";
 export type {
   DispatchedAction,
   PendingScheduledEvent,
@@ -25,6 +25,7 @@ export type {
   ScheduleEventOptions,
   ScheduledPerception,
   SoulActions,
+  UserModelsHook,
 } from "./hooks.ts";
 export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memoryIntegrator.ts";
 export { createSoul } from "./createSoul.ts";

@@ -2,6 +2,7 @@ import type {
   ActorState,
   ActorStore,
   InboxEntry,
+  KvReadEntry,
   OutboxEntry,
   ScheduledEntry,
   TurnCommit,
@@ -18,6 +19,8 @@ export function createMemoryActorStore(actorId: string): ActorStore {
   const inbox = new Map<string, InboxEntry>();
   const outbox = new Map<string, OutboxEntry>();
   const schedules = new Map<string, ScheduledEntry>();
+  /** Key/value namespaces: `namespace -> JSON key -> entry`. */
+  const kv = new Map<string, Map<string, KvReadEntry>>();
   const done = Promise.resolve();
 
   return {
@@ -35,6 +38,11 @@ export function createMemoryActorStore(actorId: string): ActorStore {
       for (const entry of commit.outbox ?? []) outbox.set(entry.id, entry);
       for (const entry of commit.schedulesPut ?? []) schedules.set(entry.id, entry);
       for (const id of commit.schedulesDelete ?? []) schedules.delete(id);
+      for (const write of commit.kv ?? []) {
+        let ns = kv.get(write.namespace);
+        if (!ns) kv.set(write.namespace, (ns = new Map()));
+        ns.set(JSON.stringify(write.key), { key: [...write.key], value: write.value });
+      }
       return done;
     },
     receive(id, perception) {
@@ -63,7 +71,12 @@ export function createMemoryActorStore(actorId: string): ActorStore {
       schedules.delete(id);
       return done;
     },
+    kvRange(namespace, prefix) {
+      const entries = [...(kv.get(namespace)?.values() ?? [])].filter((e) => prefix.every((part, i) => e.key[i] === part));
+      return entries.sort((a, b) => compareKeys(a.key, b.key));
+    },
     destroy() {
+      kv.clear();
       state = undefined;
       inbox.clear();
       outbox.clear();
@@ -71,4 +84,16 @@ export function createMemoryActorStore(actorId: string): ActorStore {
       return done;
     },
   };
+}
+
+/** LMDB's order for array keys: part by part, numbers before strings, a shorter prefix first. */
+function compareKeys(a: readonly (string | number)[], b: readonly (string | number)[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i] as string | number;
+    const y = b[i] as string | number;
+    if (x === y) continue;
+    if (typeof x !== typeof y) return typeof x === "number" ? -1 : 1;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
 }

@@ -35,6 +35,18 @@ withNatsOptions(
   await upCommand(config, opts);
 });
 
+program
+  .command("demo")
+  .description("the demo cluster in one process (what `npm start` runs): Claudius, Kothar whispering, the built-in gates; chat in this terminal (piped stdin: one answer per line, then exit)")
+  .option("-d, --data <dir>", "data directory (LMDB in <dir>/<node>)", "./.ensoul")
+  .option("-u, --user <name>", "your name, as Claudius perceives it", process.env.USER || "user")
+  .option("-c, --config <file>", "another cluster config with a soul 'claudius' (default: examples/demo.yaml)")
+  .option("--timeout <ms>", "how long to wait for each answer", positiveInt("--timeout"), 120_000)
+  .action(async (opts: { data: string; user: string; config?: string; timeout: number }) => {
+    const { demoCommand } = await import("./demoCommand.ts");
+    await demoCommand({ data: opts.data, user: opts.user, timeoutMs: opts.timeout, ...(opts.config !== undefined ? { config: opts.config } : {}) });
+  });
+
 withNatsOptions(
   program
     .command("chat")
@@ -86,10 +98,26 @@ withNatsOptions(
     .command("memory")
     .description("a soul's current process, working memory and soul memory: live over --nats, or from LMDB in --data")
     .argument("<soul>", "the soul")
-    .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given", "./.ensoul")
+    .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given (or <dir>/<node> as `ensoul up` writes it)", "./.ensoul")
+    .option("--user <id>", "show the soul's model of this user: every version with its time and change note, and the latest markdown (from LMDB in --data)")
+    .option("--export <dir>", "write the soul's user models as markdown (<user>.md and <user>.history.md) into <dir> (from LMDB in --data)")
     .option("--json", "print it as JSON"),
-).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean }) => {
+  { userFlags: false },
+).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean; user?: string; export?: string }) => {
   const nats = natsOptionsFrom(opts);
+  if (opts.user !== undefined || opts.export !== undefined) {
+    const { userModelsCommand } = await import("./memoryCommand.ts");
+    await userModelsCommand({
+      soul,
+      cluster: clusterFrom(opts),
+      data: opts.data,
+      json: opts.json === true,
+      ...(opts.user !== undefined ? { user: opts.user } : {}),
+      ...(opts.export !== undefined ? { exportDir: opts.export } : {}),
+      ...(nats ? { nats } : {}),
+    });
+    return;
+  }
   const { memoryCommand } = await import("./memoryCommand.ts");
   await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(nats ? { nats } : {}) });
 });

@@ -4,7 +4,7 @@ import type { Writable } from "node:stream";
 import { findSoul, requestControl } from "../node/clusterClient.ts";
 import type { SoulMemoryReply } from "../node/controlProtocol.ts";
 import type { NatsConnectOptions } from "../node/natsConnection.ts";
-import { openStore } from "../store/index.ts";
+import { openStore, userModels, type UserModelVersion } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus } from "./clusterTarget.ts";
 
@@ -28,6 +28,90 @@ export async function memoryCommand(o: MemoryCommandOptions): Promise<SoulMemory
   if (o.json) print(o, JSON.stringify(reply, null, 2));
   else for (const line of describeMemory(reply)) print(o, line);
   return reply;
+}
+
+export interface UserModelsCommandOptions {
+  soul: string;
+  data: string;
+  /** Show this user's model history. */
+  user?: string;
+  /** Write every user's model (latest + history) as markdown files into this directory. */
+  exportDir?: string;
+  /** Given, the soul is looked up on the cluster so the output can say where it lives. */
+  nats?: NatsConnectOptions;
+  cluster: string;
+  json?: boolean;
+  out?: Writable;
+}
+
+export interface UserModelsReport {
+  soulId: string;
+  node: string;
+  user?: string;
+  history?: UserModelVersion[];
+  exported?: string[];
+}
+
+/**
+ * `ensoul memory <soul> --user <id>` / `--export <dir>`: the soul's versioned user models,
+ * read from LMDB in --data (the directory itself, or `<data>/<node>` as `ensoul up` and
+ * `ensoul demo` lay it out). LMDB lets this process read while a node writes, so it works on
+ * a live soul too; with --nats the live node is named, and --data must be that node's.
+ */
+export async function userModelsCommand(o: UserModelsCommandOptions): Promise<UserModelsReport> {
+  if (o.nats) {
+    const live = await withBus({ nats: o.nats, cluster: o.cluster }, "memory", (bus) => findSoul(bus, o.soul)).catch((err: unknown) => {
+      if (err instanceof CliError && /cannot reach NATS/.test(err.message)) throw err;
+      return undefined;
+    });
+    print(o, live
+      ? `soul ${o.soul} is live on node ${live.status.node}; reading its user models from LMDB in ${resolve(o.data)}`
+      : `soul ${o.soul} is not live on the cluster; reading its user models from LMDB in ${resolve(o.data)}`);
+  }
+  const envs = environments(o.data);
+  if (envs.length === 0) throw new CliError(`no LMDB data in ${o.data} (nor in a node directory below it)`);
+  const seen: string[] = [];
+  for (const { dir, node } of envs) {
+    const store = openStore({ path: dir });
+    try {
+      const ids = store.actorIds();
+      seen.push(...ids);
+      const models = userModels(store, o.soul);
+      if (!ids.includes(o.soul) && models.users().length === 0) continue;
+      const report: UserModelsReport = { soulId: o.soul, node };
+      if (o.user !== undefined) {
+        report.user = o.user;
+        report.history = models.forUser(o.user).history();
+      }
+      if (o.exportDir !== undefined) report.exported = await models.exportMarkdown(o.exportDir);
+      if (o.json) print(o, JSON.stringify(report, null, 2));
+      else for (const line of describeUserModels(report, models.users())) print(o, line);
+      return report;
+    } finally {
+      await store.close();
+    }
+  }
+  throw new CliError(`unknown soul '${o.soul}' in ${o.data} (souls there: ${[...new Set(seen)].join(", ") || "none"})`);
+}
+
+function describeUserModels(r: UserModelsReport, users: string[]): string[] {
+  const lines: string[] = [];
+  if (r.user !== undefined) {
+    const history = r.history ?? [];
+    if (history.length === 0) {
+      lines.push(`soul ${r.soulId} on node ${r.node} has no model of user '${r.user}' (users with a model: ${users.join(", ") || "none"})`);
+    } else {
+      lines.push(`user model of '${r.user}' kept by ${r.soulId} on node ${r.node}: ${history.length} version(s)`);
+      for (const v of history) lines.push(`  v${v.version} · ${new Date(v.ts).toISOString()} · ${v.changeNote || "(no change note)"}`);
+      const latest = history.at(-1)!;
+      lines.push(`latest (v${latest.version}):`, "", latest.markdown, "");
+    }
+  }
+  if (r.exported !== undefined) {
+    lines.push(`exported ${r.exported.length} file(s) for ${users.length} user(s) of ${r.soulId}${r.exported.length ? ":" : ""}`);
+    for (const path of r.exported) lines.push(`  ${path}`);
+  }
+  return lines;
 }
 
 /** The LMDB environments under a data directory: the directory itself, or one per node below it. */

@@ -53,9 +53,6 @@ export async function natsChat(o: NatsChatOptions): Promise<void> {
     if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
     throw err;
   }
-  const output = o.output ?? process.stdout;
-  const subjects = clusterSubjects(o.cluster);
-  const subs: Subscription[] = [];
   try {
     let where: DiscoveredNode;
     try {
@@ -65,6 +62,46 @@ export async function natsChat(o: NatsChatOptions): Promise<void> {
       throw err;
     }
     const speaker = where.status.souls.find((s) => s.id === o.soul)?.name ?? o.soul;
+    await chatOverBus({
+      bus,
+      soul: o.soul,
+      cluster: o.cluster,
+      user: o.user,
+      speaker,
+      banner: `${speaker} (${o.soul}) on node ${where.status.node} of cluster ${o.cluster} · ${serversOf(o.nats)}`,
+      ...(o.turnTimeoutMs !== undefined ? { turnTimeoutMs: o.turnTimeoutMs } : {}),
+      ...(o.input ? { input: o.input } : {}),
+      ...(o.output ? { output: o.output } : {}),
+    });
+  } finally {
+    await bus.drain().catch(() => bus.close());
+  }
+}
+
+export interface BusChatOptions {
+  bus: Bus;
+  soul: string;
+  cluster: string;
+  user: string;
+  /** The soul's display name, used as the speaker of its answers. */
+  speaker: string;
+  banner?: string;
+  turnTimeoutMs?: number;
+  input?: Readable;
+  output?: Writable;
+  interactive?: boolean;
+}
+
+/**
+ * The terminal bound to a soul over a bus it is already connected to (NATS, or a node's
+ * in-process bus): each line a perception envelope, each answer from the soul's says subject.
+ */
+export async function chatOverBus(o: BusChatOptions): Promise<{ turns: number }> {
+  const { bus, speaker } = o;
+  const output = o.output ?? process.stdout;
+  const subjects = clusterSubjects(o.cluster);
+  const subs: Subscription[] = [];
+  try {
     let current: PendingTurn | null = null;
 
     const settle = (turn: PendingTurn) => {
@@ -124,10 +161,11 @@ export async function natsChat(o: NatsChatOptions): Promise<void> {
     );
 
     const timeoutMs = o.turnTimeoutMs ?? 120_000;
-    await runTerminalChat({
+    return await runTerminalChat({
       ...(o.input ? { input: o.input } : {}),
       output,
-      banner: `${speaker} (${o.soul}) on node ${where.status.node} of cluster ${o.cluster} · ${serversOf(o.nats)}`,
+      ...(o.banner !== undefined ? { banner: o.banner } : {}),
+      ...(o.interactive !== undefined ? { interactive: o.interactive } : {}),
       turn: async (text, say) => {
         const env = makeEnvelope("perception", `cli-${safeName(userInfo().username)}`, o.soul, { action: "said", content: text, name: o.user });
         let timer: NodeJS.Timeout | undefined;
@@ -148,7 +186,6 @@ export async function natsChat(o: NatsChatOptions): Promise<void> {
     });
   } finally {
     for (const s of subs) s.unsubscribe();
-    await bus.drain().catch(() => bus.close());
   }
 }
 

@@ -6,11 +6,11 @@
 import type { AtomicWriter } from "./AtomicWriter.ts";
 import type { Databases } from "./environment.ts";
 import { Inbox } from "./Inbox.ts";
-import { assertEntryId, assertToken, prefixRange } from "./keys.ts";
+import { assertEntryId, assertKeyPart, assertToken, prefixRange } from "./keys.ts";
 import { LmdbKvNamespace, type KvNamespace } from "./KvNamespace.ts";
 import { assertOutboxEntry, Outbox } from "./Outbox.ts";
 import { assertScheduledEntry, Schedules } from "./Schedules.ts";
-import { StoreError, type ActorState, type ActorStore, type InboxEntry, type OutboxEntry, type ScheduledEntry, type TurnCommit } from "./types.ts";
+import { StoreError, type ActorState, type ActorStore, type InboxEntry, type KvReadEntry, type OutboxEntry, type ScheduledEntry, type TurnCommit } from "./types.ts";
 
 /** ActorStore plus what the LMDB store adds: failed entries, retries, pruning, kv namespaces. */
 export interface LmdbActorStore extends ActorStore {
@@ -40,6 +40,13 @@ function assertCommit(actorId: string, commit: TurnCommit): void {
   for (const entry of commit.outbox ?? []) assertOutboxEntry(entry);
   for (const entry of commit.schedulesPut ?? []) assertScheduledEntry(entry);
   for (const id of commit.schedulesDelete ?? []) assertEntryId("schedule id", id);
+  for (const write of commit.kv ?? []) {
+    assertToken("kv namespace", write.namespace);
+    if (!Array.isArray(write.key) || write.key.length === 0) {
+      throw new StoreError(`commitTurn for actor ${actorId}: kv key in namespace ${write.namespace} must have at least one part`);
+    }
+    write.key.forEach(assertKeyPart);
+  }
 }
 
 export class LmdbActorStoreImpl implements LmdbActorStore {
@@ -75,14 +82,15 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { state, inboxDone, outbox = [], schedulesPut = [], schedulesDelete = [] } = commit;
-    const sizes = (): unknown[] => [state, ...outbox, ...schedulesPut, inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone)];
+    const { state, inboxDone, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [] } = commit;
+    const sizes = (): unknown[] => [state, ...outbox, ...schedulesPut, ...kv.map((w) => w.value), inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone)];
     return this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
       void this.#dbs.state.put([this.actorId], state);
       if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
       for (const entry of outbox) this.#outbox.putInTransaction(entry);
       for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
       for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);
+      for (const write of kv) void this.#dbs.kv.put([this.actorId, write.namespace, ...write.key], write.value);
     });
   }
 
@@ -136,6 +144,10 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
 
   kv<V = unknown>(namespace: string): KvNamespace<V> {
     return new LmdbKvNamespace<V>(this.actorId, assertToken("kv namespace", namespace), this.#dbs, this.#writer);
+  }
+
+  kvRange(namespace: string, prefix: (string | number)[]): KvReadEntry[] {
+    return this.kv(namespace).range({ prefix });
   }
 
   /** Removes every key of this actor from every database, in one transaction. */

@@ -14,6 +14,8 @@ export {
   type ActorStore,
   type InboxEntry,
   type InboxStatus,
+  type KvReadEntry,
+  type KvWrite,
   type OutboxEntry,
   type ScheduledEntry,
   type SerializedMemory,

@@ -69,6 +69,24 @@ export interface TurnCommit {
   outbox?: OutboxEntry[];
   schedulesPut?: ScheduledEntry[];
   schedulesDelete?: string[];
+  /**
+   * Key/value writes in this actor's namespaces (`kv(namespace)`), e.g. a user-model version
+   * a process saved during the turn: they land with the turn or not at all.
+   */
+  kv?: KvWrite[];
+}
+
+/** One write into an actor's key/value namespace, applied by `commitTurn`. */
+export interface KvWrite {
+  namespace: string;
+  key: (string | number)[];
+  value: unknown;
+}
+
+/** One committed key/value entry, as `ActorStore.kvRange` returns it. */
+export interface KvReadEntry {
+  key: (string | number)[];
+  value: unknown;
 }
 
 export interface ActorStore {
@@ -95,6 +113,12 @@ export interface ActorStore {
   schedules(): ScheduledEntry[];
   putSchedule(entry: ScheduledEntry): Promise<void>;
   deleteSchedule(id: string): Promise<void>;
+
+  /**
+   * Committed entries of a key/value namespace whose key starts with `prefix`, in key order
+   * (what `commitTurn`'s `kv` writes). Optional: a store without namespaces has none.
+   */
+  kvRange?(namespace: string, prefix: (string | number)[]): KvReadEntry[];
 
   /** Removes every key of this actor. */
   destroy(): Promise<void>;

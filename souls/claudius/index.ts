@@ -27,7 +27,6 @@ export type { ClaudiusOptions } from "./options.ts";
 export { CLAUDIUS_MODES, PIPELINE_PROCESSES, PROBLEM_SOLVING, pipelineKeyOf, processOfPipelineKey, type ClaudiusMode } from "./modes.ts";
 export { OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER, completesTask, flagsOpenProblem } from "./signals.ts";
 export { PROBLEM_SOLVING_GOAL, PROBLEM_SOLVING_PLAYBOOK, handBack } from "./problemSolving.ts";
-export { USER_MODELS_KEY, USER_MODEL_VERSIONS_KEPT } from "./userModelKeeper.ts";
 export { userIdOf, type ChainParams } from "./pipelineTurn.ts";
 
 /** The bundled soul.md. */
@@ -61,5 +60,5 @@ export function createClaudius(options: ClaudiusOptions = {}): SoulBlueprint {
   });
 }
 
-/** Claudius as registered in `builtinSouls`: user models kept in soul memory, the context's default model. */
+/** Claudius as registered in `builtinSouls`: user models in its store through useUserModels(), the context's default model. */
 export const claudius: SoulBlueprint = createClaudius();

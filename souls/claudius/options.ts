@@ -4,8 +4,8 @@ import type { UserModels } from "../../runtime/store/index.ts";
 
 export interface ClaudiusOptions {
   /**
-   * The versioned user-model store for a soul id, e.g. `(id) => userModels(store, id)` with
-   * the store the soul is created on. Without it, versions are kept in soul memory.
+   * Accepted for compatibility and not needed: user models are always kept in the soul's own
+   * store through `useUserModels()` (committed with the turn), which `userModels(store, id)` reads.
    */
   userModels?: (soulId: string) => UserModels;
   /**

@@ -5,7 +5,7 @@
  * as a new version with its change note, the soul state kept in soul memory. The process that
  * called it decides where the soul goes and then calls `settle` with that process.
  */
-import { currentTurn, useActions, usePerceptions, type Perception, type ProcessParams } from "../../actors/soul/index.ts";
+import { useActions, usePerceptions, type Perception, type ProcessParams } from "../../actors/soul/index.ts";
 import {
   DEFAULT_REGION,
   pipelineMarker,
@@ -21,7 +21,7 @@ import { pipelineKeyOf, PIPELINE_PROCESSES, PROBLEM_SOLVING, type ClaudiusMode }
 import type { ClaudiusContext } from "./options.ts";
 import { takeRecall } from "./recall.ts";
 import { useSoulState } from "./soulStateMemory.ts";
-import { soulMemoryKeeper, storeKeeper, type UserModelKeeper } from "./userModelKeeper.ts";
+import { turnKeeper } from "./userModelKeeper.ts";
 
 /**
  * Conversation memories kept in the working memory (context regions are always kept). The
@@ -63,7 +63,7 @@ export async function runPipelineTurn(
   const soulState = useSoulState();
   const { memory: base, whisper, recall } = takeRecall(workingMemory);
   const userId = userIdOf(perception);
-  const keeper = mode.usesUserModel ? keeperFor(ctx) : undefined;
+  const keeper = mode.usesUserModel ? turnKeeper() : undefined;
   const latest = keeper?.latest(userId);
 
   const options: PipelineOptions = {
@@ -143,12 +143,6 @@ export function userIdOf(perception: Pick<Perception, "name" | "meta">): string 
 /** What the person did, as the message the pipeline fences: speech as it is, any other action named. */
 function messageText(perception: Pick<Perception, "action" | "content">): string {
   return perception.action === "said" ? perception.content : `(${perception.action}) ${perception.content}`;
-}
-
-/** Asked each turn, not cached: a host may close and reopen its store under a live blueprint. */
-function keeperFor(ctx: ClaudiusContext): UserModelKeeper {
-  const soulId = currentTurn()?.soulId;
-  return ctx.userModels && soulId !== undefined ? storeKeeper(ctx.userModels(soulId)) : soulMemoryKeeper();
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `npm start` as a user runs it: the real `ensoul` binary in a child process, stdin piped,
+ * `ensoul chat` as a user runs it: the real `ensoul` binary in a child process, stdin piped,
  * LMDB in a temp directory. One run on the offline model, one through the real Anthropic SDK
  * against a local server that speaks the Messages API.
  */

@@ -90,7 +90,8 @@ describe("cluster config files", () => {
     expect(two.personas.get(0)).toMatch(/Kothar/);
     expect(two.config.nodes).toEqual(["a", "b"]);
     expect(soulsFor(two.config, "a", "assigned").map((s) => s.id)).toEqual(["ada", "cy"]);
-    expect(soulsFor(two.config, "b", "assigned").map((s) => s.id)).toEqual(["bea"]);
+    expect(soulsFor(two.config, "b", "assigned").map((s) => s.id)).toEqual(["bea", "claudius"]);
+    expect(resolveDaimon(two.config.daimons[1])).toMatchObject({ soul: "claudius", name: "Kothar", mode: "whisper", everyN: 2 });
   });
 
   it("loads a TypeScript config with blueprint and gate objects", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { CognitionContext } from "../../../runtime/cognition/index.ts";
 import { createAnthropicModel, ModelRegistry } from "../../../runtime/providers/index.ts";
 import { userModels } from "../../../runtime/store/index.ts";
-import { claudius, createClaudius, USER_MODELS_KEY } from "../../../souls/claudius/index.ts";
+import { claudius, createClaudius } from "../../../souls/claudius/index.ts";
 import { startAnthropicServer, type ScriptedServer } from "../../support/wire/anthropicServer.ts";
 import { startClaudiusRig, type ClaudiusRig } from "../../support/souls/claudiusRig.ts";
 import { pipelineAnswer, userModelOf } from "../../support/souls/pipelineAnswer.ts";
@@ -108,7 +108,7 @@ describe("Claudius's versioned user models", () => {
     expect(history).toContain("Change note: Tom sharpens freehand, without a jig.");
   });
 
-  it("the registered claudius, with no store to hand, keeps the versions in soul memory across a restart", async () => {
+  it("the registered claudius keeps the versions in the soul's LMDB store, committed with the turn, across a restart", async () => {
     const script = wireScript(server);
     rig = await startClaudiusRig({ blueprint: () => claudius, cognition: cognition(), requestCount: () => script.requests.length });
     const r = rig;
@@ -118,16 +118,16 @@ describe("Claudius's versioned user models", () => {
         monologue: "A restorer.",
         dialogue: "Claudius.",
         userModelCheck: true,
-        userModel: userModelOf("Tom", "Kept in soul memory."),
+        userModel: userModelOf("Tom", "Kept in LMDB."),
         changeNote: "Met Tom.",
       }),
     );
     await r.say("Hello, I'm Tom.");
     await r.restart();
-    const kept = r.soul().memory().soulMemory[USER_MODELS_KEY] as Record<string, { version: number; changeNote: string; markdown: string }[]>;
-    expect(kept["Tom"].map((v) => [v.version, v.changeNote])).toEqual([[1, "Met Tom."]]);
-    expect(kept["Tom"][0].markdown).toContain("Kept in soul memory.");
-    // Nothing went to the store's user models: there was no store to hand.
-    expect(userModels(r.store(), r.id).users()).toEqual([]);
+    const tom = userModels(r.store(), r.id).forUser("Tom").history();
+    expect(tom.map((v) => [v.version, v.changeNote])).toEqual([[1, "Met Tom."]]);
+    expect(tom[0].markdown).toContain("Kept in LMDB.");
+    // No soul-memory copy any more: the store is the one place they live.
+    expect(r.soul().memory().soulMemory["userModels"]).toBeUndefined();
   });
 });
