@@ -113,6 +113,8 @@ interface Conversation {
   earlier?: string;
   /** How many user messages the conversation holds. */
   userTurns: number;
+  /** The last user message as written (line breaks kept): a daimon's transcript is one message. */
+  lastUserRaw: string;
 }
 
 const SNIPPET_MAX = 100;
@@ -138,14 +140,21 @@ function readConversation(messages: readonly ChatMessage[]): Conversation {
   // The longest earlier message is usually the one with something worth remembering.
   const earlierTexts = users.slice(0, -1).map((m) => snippet(userText(m.content).text));
   const earlier = earlierTexts.reduce<string | undefined>((best, t) => (t.length > (best?.length ?? 0) ? t : best), undefined);
-  return { seed, command, soulName, speaker, said, earlier, userTurns: users.length };
+  return { seed, command, soulName, speaker, said, earlier, userTurns: users.length, lastUserRaw: lastUser?.content ?? "" };
 }
 
-/** A user message's text: inside the prompt's fence, without Open Souls' `Name said: "..."` frame. */
+/**
+ * A user message's text: inside the prompt's fence, without Open Souls' `Name said: "..."`
+ * frame or the pipeline's `Name: text` line (only inside a fence, where the pipeline puts it,
+ * so a user's own "Note: ..." is left alone).
+ */
 function userText(content: string): { text: string; speaker?: string } {
-  const text = lastFencedBlock(content) ?? content;
+  const fenced = lastFencedBlock(content);
+  const text = fenced ?? content;
   const perception = /^\s*([^\n:"]{1,60}?) [a-z][\w ]{0,30}: "([\s\S]*)"\s*$/.exec(text);
-  return perception ? { text: perception[2], speaker: perception[1] } : { text };
+  if (perception) return { text: perception[2], speaker: perception[1] };
+  const line = fenced === undefined ? null : /^([^\n:"]{1,40}): ([\s\S]*)$/.exec(text);
+  return line ? { text: line[2], speaker: line[1] } : { text };
 }
 
 /** The inner text of the last fenced block: where prompts put the (untrusted) user message. */
@@ -207,6 +216,27 @@ function thoughtLine(c: Conversation): string {
   return `${who} said "${c.said}". I'm running as the offline model, so I'll just answer plainly.`;
 }
 
+/**
+ * A daimon's intuition: short, oblique, about what the person said (never an echo of the
+ * soul's own words). The soul is named in the command ("the daimon of Claudius").
+ */
+function intuitionLine(c: Conversation): string {
+  const soul = /daimon of ([^,.\n]+)/.exec(c.command)?.[1]?.trim();
+  const transcript = lastFencedBlock(c.lastUserRaw) ?? c.lastUserRaw;
+  const lines = transcript.split("\n").map((l) => l.trim()).filter(Boolean);
+  const spoken = lines.filter((l) => !soul || !l.startsWith(`${soul}:`));
+  const last = (spoken.at(-1) ?? c.said).replace(/^[^:"]{1,40}: /, "");
+  const topic = last.split(/\s+/).slice(0, 6).join(" ").replace(/[.!?,;:]+$/, "");
+  if (!topic) return "Nothing has surfaced yet; wait. (offline intuition)";
+  const variants = [
+    `They return to "${topic}"; there is more under it than they have said.`,
+    `Beneath "${topic}" lies a question they have not asked yet.`,
+    `Listen for what "${topic}" is guarding.`,
+  ];
+  // The offline model says plainly what it is, in whispers too.
+  return `${pick(variants, c.seed, "intuition")} (offline intuition)`;
+}
+
 function summaryLine(c: Conversation): string {
   const who = c.soulName ?? "The soul";
   if (!c.said) return `${who} has learned nothing yet: the conversation is empty (offline model summary).`;
@@ -228,7 +258,8 @@ function textAnswer(c: Conversation): string {
     MONOLOGUE_VERBS.includes(verb) ||
     verb === "thinks" ||
     verb === "feels";
-  const body = wantsSummary ? summaryLine(c) : wantsThought ? thoughtLine(c) : dialogueLine(c);
+  const body =
+    verb === "whispers" ? intuitionLine(c) : wantsSummary ? summaryLine(c) : wantsThought ? thoughtLine(c) : dialogueLine(c);
   return format ? `${format[1].trim()}: "${body}"` : body;
 }
 

@@ -192,3 +192,31 @@ describe("offline model: provider behaviour", () => {
     expect(e.retryable).toBe(true);
   });
 });
+
+describe("offline answers to framed prompts", () => {
+  it("reads the pipeline's fenced `Name: text` message as what the person said", async () => {
+    const { composeOfflineAnswer: compose } = await import("../../../runtime/providers/offline.ts");
+    const { fenceUntrusted } = await import("../../../runtime/cognition/index.ts");
+    const answer = compose([{ role: "user", content: `## Current Message\n\n${fenceUntrusted("Message", "Tom: my tea went cold")}` }]);
+    expect(answer).toContain('"my tea went cold"');
+    expect(answer).not.toContain("Tom: my tea");
+  });
+
+  it("leaves a colon in an unfenced message alone", async () => {
+    const { composeOfflineAnswer: compose } = await import("../../../runtime/providers/offline.ts");
+    expect(compose([{ role: "user", content: "Note: bring milk" }])).toContain('"Note: bring milk"');
+  });
+
+  it("whispers an intuition about what the person said, not the soul's words", async () => {
+    const { composeOfflineAnswer: compose } = await import("../../../runtime/providers/offline.ts");
+    const { fenceUntrusted } = await import("../../../runtime/cognition/index.ts");
+    const transcript = "tom: I keep putting off my thesis\nClaudius: Procrastination has a shape.";
+    const answer = compose([
+      { role: "user", content: fenceUntrusted("The recent conversation of Claudius", transcript) },
+      { role: "system", content: 'Model the mind of Kothar, the daimon of Claudius.\nUse the format: Kothar whispers: "..."' },
+    ]);
+    expect(answer).toMatch(/^Kothar whispers: "/);
+    expect(answer).toContain("I keep putting off my thesis");
+    expect(answer).not.toContain("Procrastination");
+  });
+});
