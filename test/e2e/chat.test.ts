@@ -3,53 +3,16 @@
  * LMDB in a temp directory. One run on the offline model, one through the real Anthropic SDK
  * against a local server that speaks the Messages API.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runEnsoul, tempDirs, type RunResult } from "../support/cli/runEnsoul.ts";
 import { startAnthropicServer, type ScriptedServer } from "../support/wire/anthropicServer.ts";
 
-const root = join(import.meta.dirname, "..", "..");
-const bin = join(root, "bin", "ensoul.js");
+const runChat = (lines: string[], env: Record<string, string>, args: string[] = []): Promise<RunResult> =>
+  runEnsoul(["chat", ...args], { lines, env, timeoutMs: 30_000 });
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runChat(lines: string[], env: Record<string, string>, args: string[] = []): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "chat", ...args], {
-      cwd: root,
-      // Only what the test chooses: no keys from the developer's shell leak in.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(lines.map((l) => `${l}\n`).join(""));
-  });
-}
-
-const dirs: string[] = [];
-const tempData = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ensoul-chat-"));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = tempDirs("ensoul-chat-");
+const tempData = () => dirs.make();
+afterEach(() => dirs.cleanup());
 
 describe("ensoul chat on the offline model", () => {
   it("answers each piped line and exits cleanly at end of input", async () => {

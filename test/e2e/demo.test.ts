@@ -3,13 +3,11 @@
  * binary in a child process), stdin piped, LMDB in a temp directory, no keys, so the demo
  * cluster (Claudius, Kothar whispering, the built-in gates) runs on the offline model.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ensoulBin, repoRoot as root, runEnsoul, tempDirs, type RunResult } from "../support/cli/runEnsoul.ts";
 
-const root = join(import.meta.dirname, "..", "..");
 const startScript = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
 /** `node ./bin/ensoul.js demo` -> the binary and its arguments, so the test runs exactly what `npm start` runs. */
 const [, binArg, ...startArgs] = startScript.split(/\s+/);
@@ -17,50 +15,23 @@ const bin = join(root, binArg!);
 
 const SECRET = "sk-ant-api03-Zq7xW2pLm9Kd4Rt8Vb3Nc6Hs1Jf5Gy0Ue2Ia7Ow4Xq9Pl3Mk8Nj6Bh5Vg-QZ12AbCd";
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function runStart(lines: string[], args: string[]): Promise<RunResult> {
   return run([...startArgs, ...args], lines);
 }
 
 function run(args: string[], lines: string[] = []): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", USER: "tom" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 45_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(lines.map((l) => `${l}\n`).join(""));
-  });
+  // The start script's binary is the one runEnsoul runs (checked in the first test).
+  return runEnsoul(args, { lines, env: { USER: "tom" } });
 }
 
-const dirs: string[] = [];
-const tempData = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ensoul-demo-"));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = tempDirs("ensoul-demo-");
+const tempData = () => dirs.make();
+afterEach(() => dirs.cleanup());
 
 describe("npm start: the demo cluster with piped stdin", () => {
   it("answers each line as Claudius, shows Kothar's whispers and process changes, and exits 0 at end of input", async () => {
     expect(startArgs[0]).toBe("demo");
+    expect(bin).toBe(ensoulBin);
     const data = tempData();
     const lines = ["Hello, I'm Tom.", "I restore hand planes.", "Mostly Stanley No. 4s.", "What should I sharpen first?"];
     const result = await runStart(lines, ["--data", data, "--user", "Tom"]);

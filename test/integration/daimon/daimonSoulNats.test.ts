@@ -39,7 +39,7 @@ describeWithNats("a daimon beside a real soul over a real nats-server", () => {
     expect(s.storedSoulMemory()?.[DAIMONIC_WHISPER_KEY]).toEqual(WHISPER);
     expect(whispers).toHaveLength(1);
     expect(whispers[0]).toMatchObject({ kind: "whisper", from: "Kothar", to: "ann", body: WHISPER });
-    expect(s.wiring.whispersStored).toBe(1);
+    expect(s.wiring.whispers).toBe(1);
     s.daimon.setMode("off");
 
     await s.say("And now?");

@@ -22,7 +22,7 @@ import { clusterSubjects, type Bus } from "../../../runtime/bus/index.ts";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
 import type { CompletionRequest } from "../../../runtime/providers/index.ts";
 import { cognitionWith, countingModel, sayToSoul, until } from "../../unit/daimon/daimonTestKit.ts";
-import { soulOnBus, type SoulOnBus } from "./soulOnBus.ts";
+import { soulOnBus, type SoulOnBus } from "../../support/souls/soulOnBus.ts";
 
 export const KOTHAR_PERSONA = "You are Kothar wa Khasis, craftsman of the gods, watching Ann's conversations: sardonic, perceptive, brief.";
 
