@@ -10,7 +10,7 @@
 import type { z } from "zod";
 import type { CompletionRequest, Usage } from "./LanguageModel.ts";
 import { addUsage, zeroUsage } from "./LanguageModel.ts";
-import { canonicalJson, parseJsonAnswer } from "./jsonAnswer.ts";
+import { canonicalJson, parseJsonText } from "./jsonAnswer.ts";
 import { normaliseTarget, type ModelTarget, type NormalisedTarget } from "./ModelTarget.ts";
 import { ProviderError, isProviderError, type ProviderFailureKind } from "./ProviderError.ts";
 
@@ -141,7 +141,7 @@ export async function consensus<T = unknown>(
       answers.push(answer);
       return;
     }
-    const parsed = parseJsonAnswer(text);
+    const parsed = parseJsonText(text);
     const checked = parsed.ok ? options.schema.safeParse(parsed.value) : undefined;
     if (!checked?.success) {
       const why = !parsed.ok

@@ -53,4 +53,4 @@ export {
 } from "./registry.ts";
 export { UsageMeter, estimateTokens, type UsageEntry, type UsageTotals } from "./usage.ts";
 export { createCompletionStream, type StreamProducer, type StreamSink } from "./completionStream.ts";
-export { stripMarkdownFences, parseJsonAnswer, canonicalJson } from "./jsonAnswer.ts";
+export { stripMarkdownFences, parseJsonText, canonicalJson } from "./jsonAnswer.ts";

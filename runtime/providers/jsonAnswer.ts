@@ -4,36 +4,51 @@
  * must compare values, not spellings, so equal objects get one canonical form.
  */
 
-/** The inside of a fenced block when the text is (or contains) one; the trimmed text otherwise. */
+const FENCED = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)\r?\n?```/;
+
+/** The inside of the first fenced block when the text contains one; the text without stray fence marks otherwise. */
 export function stripMarkdownFences(text: string): string {
-  const trimmed = text.trim();
-  const whole = /^```[\w-]*[ \t]*\r?\n?([\s\S]*?)\r?\n?```$/.exec(trimmed);
-  if (whole) return (whole[1] ?? "").trim();
-  const inner = /```[\w-]*[ \t]*\r?\n([\s\S]*?)\r?\n```/.exec(trimmed);
-  return inner ? (inner[1] ?? "").trim() : trimmed;
+  const match = FENCED.exec(text);
+  if (match) return match[1].trim();
+  return text.replace(/```[a-zA-Z0-9_-]*/g, "").trim();
+}
+
+/**
+ * The first balanced JSON object or array in free text, so "Here is the answer: {...} Hope
+ * that helps {:)}" still yields the object; braces inside strings do not count.
+ */
+export function extractJson(text: string): string | undefined {
+  const cleaned = stripMarkdownFences(text);
+  const start = cleaned.search(/[[{]/);
+  if (start < 0) return undefined;
+  const open = cleaned[start];
+  const close = open === "{" ? "}" : "]";
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < cleaned.length; i++) {
+    const c = cleaned[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === open) depth++;
+    else if (c === close && --depth === 0) return cleaned.slice(start, i + 1);
+  }
+  return undefined;
 }
 
 export type JsonParse = { ok: true; value: unknown } | { ok: false; error: string };
 
-/**
- * Parses the fenced or bare JSON; failing that, the span from the first `{`/`[` to the last
- * `}`/`]`, which recovers "Here is the answer: {...}".
- */
-export function parseJsonAnswer(text: string): JsonParse {
-  const candidate = stripMarkdownFences(text);
+/** Parses the JSON a model answered with (fenced, bare, or inside prose). */
+export function parseJsonText(text: string): JsonParse {
+  const json = extractJson(text);
+  if (json === undefined) return { ok: false, error: "the answer contained no JSON object" };
   try {
-    return { ok: true, value: JSON.parse(candidate) };
-  } catch (first) {
-    const start = candidate.search(/[{[]/);
-    const end = Math.max(candidate.lastIndexOf("}"), candidate.lastIndexOf("]"));
-    if (start >= 0 && end > start) {
-      try {
-        return { ok: true, value: JSON.parse(candidate.slice(start, end + 1)) };
-      } catch {
-        // fall through to the first error, which describes the text as the model sent it
-      }
-    }
-    return { ok: false, error: first instanceof Error ? first.message : String(first) };
+    return { ok: true, value: JSON.parse(json) };
+  } catch (e) {
+    return { ok: false, error: `the JSON did not parse: ${(e as Error).message}` };
   }
 }
 
