@@ -14,19 +14,18 @@ import { soulCognition } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
+import { restingSnapshot } from "./restingSnapshot.ts";
+import { soulMachineOf, type SoulMachine } from "./soulMachine.ts";
 import {
   bindSoulMachineHost,
-  restingSnapshot,
-  soulMachineOf,
   type IsmFinishInput,
   type IsmPrepared,
   type RunInput,
   type RunOutput,
-  type SoulMachine,
   type SoulMachineHost,
   type SubprocessInput,
   type SubprocessOutput,
-} from "./soulMachine.ts";
+} from "./soulMachineHost.ts";
 import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
 import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
 import { runInTurn } from "./turnScope.ts";

@@ -3,7 +3,7 @@ import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cogni
 import type { ActorState } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
-import { restingProcessOf } from "./soulMachine.ts";
+import { restingProcessOf } from "./restingSnapshot.ts";
 
 /**
  * A soul's committed state, held live between turns. It is replaced as a whole when a commit

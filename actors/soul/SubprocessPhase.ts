@@ -1,7 +1,9 @@
 import { ProcessRun, TurnCancelledError } from "./ProcessRun.ts";
-import type { SubprocessInput, SubprocessOutput } from "./soulMachine.ts";
+import type { SubprocessInput, SubprocessOutput } from "./soulMachineHost.ts";
 import { TurnDraft } from "./TurnDraft.ts";
-import { parseResult, TurnError, type CommittedTurn, type TurnPlace, type TurnServices } from "./TurnRunner.ts";
+import { parseResult } from "./processResult.ts";
+import { TurnError } from "./TurnError.ts";
+import type { CommittedTurn, TurnPlace, TurnServices } from "./TurnRunner.ts";
 
 export interface SubprocessServices extends TurnServices {
   emitError(message: string, process: string, perceptionId: string): void;

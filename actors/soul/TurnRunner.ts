@@ -5,14 +5,17 @@ import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProc
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { IsmOutput } from "../ism/types.ts";
 import type { DeclaredProcess, SoulBlueprint } from "./defineSoul.ts";
-import type { ProcessParams, ProcessResult, TransitionOptions } from "./MentalProcess.ts";
+import type { ProcessParams, ProcessResult } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
 import { ProcessRun, type RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
-import { MAX_EXECUTE_NOW, type IsmFinishInput, type IsmPrepared, type RunInput, type RunOutput } from "./soulMachine.ts";
+import { MAX_EXECUTE_NOW } from "./soulMachine.ts";
+import type { IsmFinishInput, IsmPrepared, RunInput, RunOutput } from "./soulMachineHost.ts";
 import type { SoulState } from "./SoulState.ts";
 import { TurnDraft } from "./TurnDraft.ts";
+import { TurnError } from "./TurnError.ts";
+import { parseResult } from "./processResult.ts";
 
 /** What the turn runner needs from its soul; implemented by SoulRuntime. */
 export interface TurnServices {
@@ -81,13 +84,6 @@ export interface CommittedTurn {
   turnId: string;
   process: string;
   previous: string | undefined;
-}
-
-export class TurnError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "TurnError";
-  }
 }
 
 /**
@@ -400,38 +396,4 @@ function crashedOutput(memory: WorkingMemory, error: string | undefined): IsmOut
     loops: 0,
     error: `the ISM machine failed: ${error ?? "unknown error"}`,
   };
-}
-
-export interface ParsedResult {
-  memory: WorkingMemory;
-  next: string | undefined;
-  executeNow: boolean;
-  params: ProcessParams | null;
-}
-
-/** Reads a process's return value in any of its three shapes, with a clear error for anything else. */
-export function parseResult(blueprint: SoulBlueprint, process: string, result: ProcessResult): ParsedResult {
-  if (result instanceof WorkingMemory) return { memory: result, next: undefined, executeNow: false, params: null };
-  if (!Array.isArray(result) || !(result[0] instanceof WorkingMemory) || result.length < 2 || result.length > 3) {
-    throw new TurnError(
-      `process '${process}' returned ${describe(result)}; expected a WorkingMemory, [memory, nextProcess] or [memory, nextProcess, { executeNow, params }]`,
-    );
-  }
-  const [memory, ref, options] = result as readonly [WorkingMemory, unknown, TransitionOptions | undefined];
-  const next = typeof ref === "string" || typeof ref === "function" ? blueprint.nameOf(ref as string) : undefined;
-  if (next === undefined) {
-    const shown = typeof ref === "string" ? `'${ref}'` : typeof ref === "function" ? `function ${ref.name || "(anonymous)"}` : describe(ref);
-    throw new TurnError(
-      `process '${process}' returned ${shown}, which is not a process of soul '${blueprint.name}'; the soul stays where it was`,
-    );
-  }
-  const { executeNow, params, ...rest } = options ?? {};
-  const spread = Object.keys(rest).length ? (rest as ProcessParams) : null;
-  return { memory, next, executeNow: executeNow === true, params: params ?? spread };
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  return typeof value === "object" ? `an object (${(value as object).constructor?.name ?? "Object"})` : typeof value;
 }

@@ -1,11 +1,11 @@
 import { assign, fromPromise, sendTo, setup, type EventObject, type SnapshotFrom } from "xstate";
-import type { IsmMachineInput } from "../ism/ismContext.ts";
 import { ismMachine } from "../ism/ismMachine.ts";
 import { isIsmProcess } from "../ism/ismProcess.ts";
 import type { IsmOutput } from "../ism/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
+import { hostOf, type IsmFinishInput, type IsmPrepared, type IsmResult, type RunInput, type RunOutput, type SubprocessInput, type SubprocessOutput } from "./soulMachineHost.ts";
 
 /**
  * The soul as an XState machine: one state per mental process, each with `idle`, `running`
@@ -39,79 +39,6 @@ export type SoulMachineEvent =
   | { type: "SCHEDULED"; perception: Perception }
   | { type: "WHISPER"; content: string; source: string }
   | { type: "STOP" };
-
-export interface RunInput {
-  process: string;
-  perception: Perception;
-  params: ProcessParams | null;
-  /** executeNow hand-overs before this run; 0 starts a turn. */
-  chain: number;
-  /** The process the turn started from: where a failed or routed turn returns to. */
-  current: string;
-}
-
-export interface RunOutput {
-  /** The process that ran. */
-  process: string;
-  next: string;
-  executeNow: boolean;
-  params: ProcessParams | null;
-}
-
-/** What `preparing` hands on; the ISM's input itself stays with the runtime (it holds the turn). */
-export interface IsmPrepared {
-  process: string;
-  /** Memories the ISM starts from: a size for the inspector, not the memory. */
-  memories: number;
-}
-
-/** How the ISM phase ended: its output, or (never by design) the machine's error. */
-export type IsmResult = { output: IsmOutput; error?: undefined } | { output?: undefined; error: string };
-
-export interface IsmFinishInput extends RunInput {
-  result: IsmResult;
-}
-
-export interface SubprocessInput {
-  /** The process the turn ended in. */
-  process: string;
-  next: string;
-  params: ProcessParams | null;
-  perception: Perception;
-}
-
-export interface SubprocessOutput {
-  next: string;
-  params: ProcessParams | null;
-}
-
-/** What the machine needs from the soul it runs in. */
-export interface SoulMachineHost {
-  runProcess(input: RunInput, signal: AbortSignal): Promise<RunOutput>;
-  /** An ISM process's first phase: integrate the perception, open the draft, build the ISM's input. */
-  prepareIsm(input: RunInput, signal: AbortSignal): Promise<IsmPrepared>;
-  /** The input `prepareIsm` built for the ISM machine of `process`. */
-  ismInput(process: string): IsmMachineInput;
-  /** An ISM process's last phase: the output as a process return, transition checks, commit. */
-  finishIsm(input: IsmFinishInput, signal: AbortSignal): Promise<RunOutput>;
-  runSubprocesses(input: SubprocessInput, signal: AbortSignal): Promise<SubprocessOutput>;
-  cancelSubprocesses(): void;
-  whisper(content: string, source: string): void;
-}
-
-/** Keyed by actor system: each soul actor is the root of its own system. */
-const hosts = new WeakMap<object, SoulMachineHost>();
-
-/** Connects a soul actor's system to the runtime that does its work; call before `start()`. */
-export function bindSoulMachineHost(system: object, host: SoulMachineHost): void {
-  hosts.set(system, host);
-}
-
-function hostOf(system: object): SoulMachineHost {
-  const host = hosts.get(system);
-  if (!host) throw new Error("soul machine started without a runtime: use createSoul()");
-  return host;
-}
 
 /** The output carried by an invoked actor's done event. */
 function outputOf<T>(event: EventObject): T | undefined {
@@ -418,41 +345,3 @@ export function soulMachineOf(blueprint: SoulBlueprint): SoulMachine {
   return machine;
 }
 export type SoulSnapshot = SnapshotFrom<SoulMachine>;
-
-/** The context of a soul at rest in `current`: what a turn-boundary snapshot holds. */
-export function restingContext(current: string, nextParams: ProcessParams | null): SoulMachineContext {
-  return { current, queue: [], perception: null, chain: 0, runParams: null, nextParams, stopping: false };
-}
-
-/** The persisted snapshot of a soul resting in `current`, as a turn commit stores it. */
-export function restingSnapshot(machine: SoulMachine, current: string, nextParams: ProcessParams | null): unknown {
-  // Resting snapshots with no params are the same every time: built once per process, as
-  // every turn commit stores one. Nothing mutates them (XState replaces context, never edits it).
-  if (nextParams === null) {
-    let cache = restingCache.get(machine);
-    if (!cache) restingCache.set(machine, (cache = new Map()));
-    let cached = cache.get(current);
-    if (cached === undefined) cache.set(current, (cached = buildRestingSnapshot(machine, current, null)));
-    return cached;
-  }
-  return buildRestingSnapshot(machine, current, nextParams);
-}
-
-const restingCache = new WeakMap<SoulMachine, Map<string, unknown>>();
-
-function buildRestingSnapshot(machine: SoulMachine, current: string, nextParams: ProcessParams | null): unknown {
-  const snapshot = machine.resolveState({ value: { [current]: "idle" }, context: restingContext(current, nextParams) });
-  return machine.getPersistedSnapshot(snapshot);
-}
-
-/** The process a persisted snapshot rests in, when it is a resting snapshot of this blueprint. */
-export function restingProcessOf(blueprint: SoulBlueprint, snapshot: unknown): string | undefined {
-  const value = (snapshot as { value?: unknown } | undefined)?.value;
-  if (!value || typeof value !== "object") return undefined;
-  const keys = Object.keys(value);
-  if (keys.length !== 1) return undefined;
-  const [name] = keys;
-  return blueprint.processes.has(name) && (value as Record<string, unknown>)[name] === "idle" ? name : undefined;
-}
-
-

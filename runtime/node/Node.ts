@@ -19,25 +19,31 @@
  * is published, the bus drains, and the store closes with every committed turn on disk.
  */
 import { join, resolve } from "node:path";
-import { createApprovals, createGateChain, gatedOutlet, publishDecisions, startSkillGate, type Approvals, type SkillGateHandle } from "../../actors/gate/index.ts";
+import { publishDecisions, startSkillGate, type SkillGateHandle } from "../../actors/gate/index.ts";
 import { createSoulHost, isInterception, type Outlet, type Proposal, type ReviewContext, type Soul, type SoulBlueprint, type SoulEvent } from "../../actors/soul/index.ts";
-import { assertName, clusterSubjects, createInProcessBus, streamName, type Bus, type ClusterSubjects, type DurableConsumer, type Subscription } from "../bus/index.ts";
+import { clusterSubjects, streamName, type Bus, type ClusterSubjects, type DurableConsumer, type Subscription } from "../bus/index.ts";
 import type { ModelRegistry } from "../providers/index.ts";
 import { DEFAULT_PATH, openStore, type Store, type StoreOptions } from "../store/index.ts";
 import { createBusOutlet } from "./busOutlet.ts";
-import { blueprintOf, firstNode, parseClusterConfig, resolveDaimon, servesSkill, soulsFor, type ClusterConfig, type Placement, type SoulConfig } from "./clusterConfig.ts";
-import { decodeControl, encodeControl, isControlError, type DaimonStatusEntry, type NodeCounters, type NodeStatus, type SoulMemoryReply, type SoulRunStatus } from "./controlProtocol.ts";
+import { blueprintOf, parseClusterConfig, resolveDaimon, type ClusterConfig, type SoulConfig } from "./clusterConfig.ts";
+import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { startDaimons, type NodeDaimons } from "./daimons.ts";
 import { buildGate, buildLocalGate, gatesOf, type BuiltGate } from "./gates.ts";
 import { startHearing } from "./hearing.ts";
 import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
-import { connectClusterBus, type NatsConnectOptions } from "./natsConnection.ts";
+import type { NatsConnectOptions } from "./natsConnection.ts";
 import { nodeCognition } from "./nodeCognition.ts";
 import { startNodeControl, type NodeControl } from "./nodeControl.ts";
+import { resolveNodeId, runningTwin } from "./nodeIdentity.ts";
 import { createNodeRegistry, registryStatus, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
 import { createPerceptionIntake } from "./perceptionIntake.ts";
 import { busPerceptionSource, jetStreamPerceptionSource, type PerceptionSource } from "./perceptionSources.ts";
+import { createRegistryFeed, initialRegistrySouls } from "./registryFeed.ts";
+import { joinBus } from "./nodeBus.ts";
 import { createEventPublisher } from "./soulEvents.ts";
+import { soulMemoryReader } from "./soulMemory.ts";
+import { createSoulOutlets } from "./soulOutlets.ts";
+import { firstNode, servesSkill, soulsFor, type Placement } from "./soulPlacement.ts";
 import { subscribeWhispers } from "./whisperIntake.ts";
 
 export interface StartNodeOptions {
@@ -95,25 +101,6 @@ export interface EnsoulNode {
 const SENDERS_KEPT = 10_000;
 const REGISTRY_FLUSH_MS = 100;
 
-/** The status of a live node with this id, if one answers. */
-async function runningTwin(bus: Bus, subjects: ClusterSubjects, nodeId: string): Promise<NodeStatus | undefined> {
-  try {
-    const reply = decodeControl<NodeStatus>(await bus.request(subjects.node(nodeId, "status"), encodeControl({}), { timeoutMs: 500 }));
-    return isControlError(reply) ? undefined : reply;
-  } catch {
-    // No responders (the usual answer), or a timeout: nobody is running as this node.
-    return undefined;
-  }
-}
-
-function resolveNodeId(options: StartNodeOptions, config: ClusterConfig, placement: Placement): string {
-  if (options.nodeId !== undefined) return assertName("nodeId", options.nodeId);
-  if (placement === "all") return "local";
-  const named = new Set([...(config.nodes ?? []), ...config.souls.flatMap((s) => (s.node ? [s.node] : []))]);
-  if (named.size > 1) throw new Error(`this config spreads souls over nodes ${[...named].join(", ")}: say which one this is (--node <name>)`);
-  return firstNode(config, "main");
-}
-
 export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> {
   const loaded: LoadedClusterConfig =
     "personas" in options.config ? options.config : { config: parseClusterConfig(options.config), file: "cluster config", baseDir: process.cwd(), personas: new Map() };
@@ -130,16 +117,8 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
   const blueprints = new Map<string, SoulBlueprint>(config.souls.map((s) => [s.id, blueprintOf(s)]));
   const reportsUnknown = config.runtime.deadLetterUnknownSouls && (placement === "all" || nodeId === firstNode(config, nodeId));
 
-  let bus: Bus;
   const ownsBus = options.bus === undefined;
-  if (options.bus) {
-    if (options.bus.cluster !== config.cluster) throw new Error(`the bus serves cluster '${options.bus.cluster}', the config is for '${config.cluster}'`);
-    bus = options.bus;
-  } else if (options.nats) {
-    bus = await connectClusterBus({ ...options.nats, cluster: config.cluster, name: `ensoul-${config.cluster}-${nodeId}`, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
-  } else {
-    bus = createInProcessBus({ cluster: config.cluster, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
-  }
+  const bus: Bus = await joinBus(options, config, nodeId, report);
   const subjects = clusterSubjects(config.cluster);
   const address = `node-${nodeId}`;
   if (placement === "assigned") {
@@ -171,27 +150,10 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
 
   async function assemble(): Promise<EnsoulNode> {
     // ---- the registry, from what LMDB holds ----------------------------------------------
-    const initial: RegistrySoul[] = hostedConfigs.map((s) => {
-      const bp = blueprints.get(s.id) as SoulBlueprint;
-      const state = store.actor(s.id).loadState();
-      return {
-        id: s.id,
-        name: bp.name,
-        process: state?.currentProcess ?? bp.initialProcess,
-        turns: state?.turn ?? 0,
-        pending: 0,
-        status: state?.metadata?.["expired"] === true ? "expired" : "passivated",
-        activations: 0,
-        lastTurnAt: 0,
-      };
-    });
+    const initial: RegistrySoul[] = initialRegistrySouls(hostedConfigs, blueprints, store);
     const registry = createNodeRegistry({ node: nodeId, cluster: config.cluster, bus: bus.kind, souls: initial });
-    const counts: Partial<NodeCounters> = {};
-    const dirty = new Set<string>();
-    const activations = new Map<string, number>();
-    const count = (counter: keyof NodeCounters, by = 1) => {
-      counts[counter] = (counts[counter] ?? 0) + by;
-    };
+    const live = new Map<string, Soul>();
+    const { dirty, activations, count, flush, markPassivated } = createRegistryFeed(registry, live);
 
     // ---- gates, cognition, outlets ----------------------------------------------------------
     const gateContext = { bus, cluster: config.cluster, store, env };
@@ -200,7 +162,6 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     const decisions = publishDecisions(bus, config.cluster, { from: address, onError: (err, d) => report(err, `gate decision ${d.decision} of ${d.gate}`) });
     const events = createEventPublisher(bus, subjects, address, report);
 
-    const live = new Map<string, Soul>();
     const senders = new Map<string, string>();
     const busOutlet = createBusOutlet({
       bus,
@@ -209,28 +170,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       senderOf: (perceptionId) => senders.get(perceptionId),
       onError: report,
     });
-    const outlets = new Map<string, Outlet>();
-    const approvals = new Map<string, Approvals>();
-    for (const soul of hostedConfigs) {
-      const gates = gatesOf(built, soul.id).map((b) => b.gate);
-      if (gates.length === 0) {
-        outlets.set(soul.id, soul.streamChunks === false ? { deliver: (p) => busOutlet.deliver(p) } : busOutlet);
-        continue;
-      }
-      const chain = createGateChain(gates, { onDecision: decisions });
-      const queue = config.approvals
-        ? createApprovals({ kv: store.kv(soul.id, "gate-approvals"), authorizedUsers: config.approvals.authorizedUsers, onDecision: decisions })
-        : undefined;
-      if (queue) approvals.set(soul.id, queue);
-      outlets.set(
-        soul.id,
-        gatedOutlet(busOutlet, chain, {
-          ...(queue ? { approvals: queue } : {}),
-          streamChunks: soul.streamChunks ?? false,
-          onBlocked: (p, result) => events.node(p.soulId, "blocked", { proposalId: p.id, gate: result.gate, decision: result.decision, reason: result.interception.reason }, p.causation),
-        }),
-      );
-    }
+    const { outlets, approvals } = createSoulOutlets({ hostedConfigs, built, busOutlet, decisions, events, approvalsConfig: config.approvals, store });
 
     /** Speech each turn will deliver (passed review), announced with the turn so a client knows what to wait for. */
     const turnSpeech = new Map<string, Map<string, string[]>>();
@@ -296,44 +236,9 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       return soulHost.get(id);
     };
 
-    const statusOfLive = (soul: Soul): SoulPatch => {
-      const s = soul.state();
-      const status: SoulRunStatus = s.status === "active" || s.status === "stopping" ? (s.running ? "running" : "active") : s.status;
-      return { process: s.process, turns: s.turn, pending: s.pending, status };
-    };
-    const flush = (all = false) => {
-      const patches: Record<string, SoulPatch> = {};
-      const ids = all ? [...live.keys(), ...dirty] : [...dirty];
-      dirty.clear();
-      const known = registry.getSnapshot().context.souls;
-      for (const id of ids) {
-        const soul = live.get(id);
-        if (!soul || !known[id]) continue;
-        const patch: SoulPatch = statusOfLive(soul);
-        if (known[id].turns !== patch.turns) patch.lastTurnAt = Date.now();
-        const activated = activations.get(id);
-        if (activated !== undefined) patch.activations = known[id].activations + activated;
-        patches[id] = patch;
-      }
-      activations.clear();
-      if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
-      if (Object.keys(counts).length) {
-        registry.trigger.counted({ delta: { ...counts } });
-        for (const k of Object.keys(counts) as (keyof NodeCounters)[]) delete counts[k];
-      }
-    };
     const flusher = setInterval(() => flush(), REGISTRY_FLUSH_MS);
     flusher.unref();
     cleanups.push(async () => clearInterval(flusher));
-    const markPassivated = (ids: readonly string[]) => {
-      const patches: Record<string, SoulPatch> = {};
-      for (const id of ids) {
-        const soul = live.get(id);
-        if (soul) patches[id] = { ...statusOfLive(soul), status: soul.state().status === "expired" ? "expired" : "passivated", pending: 0 };
-        live.delete(id);
-      }
-      if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
-    };
 
     // Souls with work left from the last run come back first: what was in their inbox
     // arrived before anything the consumer will deliver now.
@@ -435,31 +340,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
         : undefined;
     passivator?.unref();
 
-    const memory = (soulId: string): SoulMemoryReply => {
-      if (!hosted.has(soulId)) {
-        throw new Error(known.has(soulId) ? `soul '${soulId}' is not hosted on node ${nodeId}` : `unknown soul '${soulId}' (souls of this cluster: ${[...known].join(", ")})`);
-      }
-      const actor = store.actor(soulId);
-      const inbox = { pending: actor.pendingInbox().length, failed: actor.failedInbox().length };
-      const soul = live.get(soulId);
-      if (soul) {
-        const m = soul.memory();
-        const s = soul.state();
-        return { soulId, node: nodeId, process: s.process, turns: s.turn, workingMemory: m.workingMemory.toJSON(), soulMemory: { ...m.soulMemory }, inbox, live: true };
-      }
-      const state = actor.loadState();
-      const bp = blueprints.get(soulId) as SoulBlueprint;
-      return {
-        soulId,
-        node: nodeId,
-        process: state?.currentProcess ?? bp.initialProcess,
-        turns: state?.turn ?? 0,
-        workingMemory: state?.workingMemory ?? { soulName: bp.name, memories: [], regionOrder: [] },
-        soulMemory: state?.soulMemory ?? {},
-        inbox,
-        live: false,
-      };
-    };
+    const memory = soulMemoryReader({ nodeId, hosted, known, store, live, blueprints });
     const status = (): NodeStatus => {
       flush(true);
       return registryStatus(registry.getSnapshot().context);

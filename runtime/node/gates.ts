@@ -15,7 +15,7 @@ import {
 import type { ProposalKind } from "../../actors/soul/index.ts";
 import type { Bus } from "../bus/index.ts";
 import type { Store } from "../store/index.ts";
-import type { GateSpec, LocalGateSpec } from "./clusterConfig.ts";
+import type { GateSpec, LocalGateSpec } from "./gateConfig.ts";
 
 export interface GateBuildContext {
   bus: Bus;

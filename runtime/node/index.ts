@@ -6,35 +6,31 @@
  */
 export { startNode, type EnsoulNode, type StartNodeOptions } from "./Node.ts";
 export {
-  BUILTIN_GATES,
   blueprintOf,
   clusterConfigSchema,
-  ConfigError,
-  configNodes,
-  firstNode,
-  formatPath,
-  nodeOf,
   parseClusterConfig,
   resolveDaimon,
-  servesSkill,
-  soulsFor,
-  type ApprovalGateSpec,
-  type BouncerGateSpec,
   type BridgeConfig,
-  type BudgetGateSpec,
   type ClusterConfig,
   type ClusterConfigInput,
-  type CustomGateSpec,
   type DaimonConfigEntry,
-  type GateSpec,
-  type LengthGateSpec,
-  type LocalGateSpec,
-  type Placement,
-  type RemoteGateSpec,
   type RuntimeSettings,
   type SkillGateConfig,
   type SoulConfig,
 } from "./clusterConfig.ts";
+export { ConfigError, formatPath } from "./configError.ts";
+export {
+  BUILTIN_GATES,
+  type ApprovalGateSpec,
+  type BouncerGateSpec,
+  type BudgetGateSpec,
+  type CustomGateSpec,
+  type GateSpec,
+  type LengthGateSpec,
+  type LocalGateSpec,
+  type RemoteGateSpec,
+} from "./gateConfig.ts";
+export { configNodes, firstNode, nodeOf, servesSkill, soulsFor, type Placement } from "./soulPlacement.ts";
 export { CONFIG_FILE_CANDIDATES, clusterConfigFrom, findConfigFile, loadClusterConfig, type LoadedClusterConfig } from "./loadClusterConfig.ts";
 export {
   CONTROL_VERBS,

@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml, YAMLParseError } from "yaml";
-import { ConfigError, parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
+import { parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
+import { ConfigError } from "./configError.ts";
 
 export interface LoadedClusterConfig {
   config: ClusterConfig;

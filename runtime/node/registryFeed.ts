@@ -1,0 +1,81 @@
+/**
+ * What a node tells its registry about its souls: their state as LMDB holds it at start, then
+ * the live souls' state and the node's counters, batched (the node flushes them on a timer,
+ * and in full for a status reply).
+ *
+ * It exists apart from the node's assembly because the batching is its own concern: a node
+ * activating a thousand souls, or taking in a thousand perceptions, must not copy the registry
+ * a thousand times.
+ */
+import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
+import type { Store } from "../store/index.ts";
+import type { SoulConfig } from "./clusterConfig.ts";
+import type { NodeCounters, SoulRunStatus } from "./controlProtocol.ts";
+import type { NodeRegistry, RegistrySoul, SoulPatch } from "./nodeRegistry.ts";
+
+/** The hosted souls as LMDB holds them: passivated (or expired) until they are activated. */
+export function initialRegistrySouls(hostedConfigs: readonly SoulConfig[], blueprints: ReadonlyMap<string, SoulBlueprint>, store: Store): RegistrySoul[] {
+  return hostedConfigs.map((s) => {
+    const bp = blueprints.get(s.id) as SoulBlueprint;
+    const state = store.actor(s.id).loadState();
+    return {
+      id: s.id,
+      name: bp.name,
+      process: state?.currentProcess ?? bp.initialProcess,
+      turns: state?.turn ?? 0,
+      pending: 0,
+      status: state?.metadata?.["expired"] === true ? "expired" : "passivated",
+      activations: 0,
+      lastTurnAt: 0,
+    };
+  });
+}
+
+/**
+ * Batches registry updates: souls marked `dirty` (and their `activations`) and `count`ed
+ * counters are patched in on `flush`; `markPassivated` patches at once the souls just passivated.
+ */
+export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Soul>) {
+  const counts: Partial<NodeCounters> = {};
+  const dirty = new Set<string>();
+  const activations = new Map<string, number>();
+  const count = (counter: keyof NodeCounters, by = 1) => {
+    counts[counter] = (counts[counter] ?? 0) + by;
+  };
+  const statusOfLive = (soul: Soul): SoulPatch => {
+    const s = soul.state();
+    const status: SoulRunStatus = s.status === "active" || s.status === "stopping" ? (s.running ? "running" : "active") : s.status;
+    return { process: s.process, turns: s.turn, pending: s.pending, status };
+  };
+  const flush = (all = false) => {
+    const patches: Record<string, SoulPatch> = {};
+    const ids = all ? [...live.keys(), ...dirty] : [...dirty];
+    dirty.clear();
+    const known = registry.getSnapshot().context.souls;
+    for (const id of ids) {
+      const soul = live.get(id);
+      if (!soul || !known[id]) continue;
+      const patch: SoulPatch = statusOfLive(soul);
+      if (known[id].turns !== patch.turns) patch.lastTurnAt = Date.now();
+      const activated = activations.get(id);
+      if (activated !== undefined) patch.activations = known[id].activations + activated;
+      patches[id] = patch;
+    }
+    activations.clear();
+    if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
+    if (Object.keys(counts).length) {
+      registry.trigger.counted({ delta: { ...counts } });
+      for (const k of Object.keys(counts) as (keyof NodeCounters)[]) delete counts[k];
+    }
+  };
+  const markPassivated = (ids: readonly string[]) => {
+    const patches: Record<string, SoulPatch> = {};
+    for (const id of ids) {
+      const soul = live.get(id);
+      if (soul) patches[id] = { ...statusOfLive(soul), status: soul.state().status === "expired" ? "expired" : "passivated", pending: 0 };
+      live.delete(id);
+    }
+    if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
+  };
+  return { dirty, activations, count, flush, markPassivated };
+}

@@ -1,0 +1,46 @@
+/**
+ * Where a configured soul runs: the first node, every node the config names, the node of a
+ * soul, the souls one node hosts, and whether a node serves a skill gate.
+ *
+ * It exists apart from the config's schema because placement is read by a running node (which
+ * souls and skills it takes on), not checked once at load time.
+ */
+import type { ClusterConfig, SkillGateConfig, SoulConfig } from "./clusterConfig.ts";
+
+export type Placement = "all" | "assigned";
+
+/** The node that hosts unassigned souls and dead-letters perceptions for souls no node hosts. */
+export function firstNode(config: ClusterConfig, fallback = "local"): string {
+  return config.nodes?.[0] ?? config.souls.find((s) => s.node !== undefined)?.node ?? fallback;
+}
+
+/** Every node the config names, first node first. */
+export function configNodes(config: ClusterConfig): string[] {
+  const out = [...(config.nodes ?? [])];
+  for (const soul of config.souls) if (soul.node !== undefined && !out.includes(soul.node)) out.push(soul.node);
+  return out;
+}
+
+/**
+ * The node a soul runs on when souls are spread over nodes. A config that names no node at
+ * all has one node, whatever it is called: `fallback`.
+ */
+export function nodeOf(config: ClusterConfig, soul: SoulConfig, fallback = "local"): string {
+  return soul.node ?? firstNode(config, fallback);
+}
+
+/**
+ * The souls one node hosts: all of them in a single-process run, else those the config
+ * assigns to it (unassigned souls go to the first node; with no node named anywhere, to
+ * this one).
+ */
+export function soulsFor(config: ClusterConfig, nodeId: string, placement: Placement): SoulConfig[] {
+  if (placement === "all") return [...config.souls];
+  return config.souls.filter((s) => nodeOf(config, s, nodeId) === nodeId);
+}
+
+/** Whether a node serves a skill gate: listed, or every node when none is listed. */
+export function servesSkill(gate: SkillGateConfig, nodeId: string, placement: Placement): boolean {
+  if (placement === "all" || gate.node === undefined) return true;
+  return Array.isArray(gate.node) ? gate.node.includes(nodeId) : gate.node === nodeId;
+}
