@@ -4,7 +4,8 @@
  * against a local server that speaks the Messages API.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runEnsoul, tempDirs, type RunResult } from "../support/cli/runEnsoul.ts";
+import { runEnsoul, type RunResult } from "../support/cli/runEnsoul.ts";
+import { tempDirs } from "../support/tempDirs.ts";
 import { startAnthropicServer, type ScriptedServer } from "../support/wire/anthropicServer.ts";
 
 const runChat = (lines: string[], env: Record<string, string>, args: string[] = []): Promise<RunResult> =>

@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ensoulBin, repoRoot as root, runEnsoul, tempDirs, type RunResult } from "../support/cli/runEnsoul.ts";
+import { ensoulBin, repoRoot as root, runEnsoul, type RunResult } from "../support/cli/runEnsoul.ts";
+import { tempDirs } from "../support/tempDirs.ts";
 
 const startScript = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
 /** `node ./bin/ensoul.js demo` -> the binary and its arguments, so the test runs exactly what `npm start` runs. */

@@ -12,7 +12,7 @@ import { builtinSouls } from "../../../souls/index.ts";
 import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { runEnsoul, spawnNode } from "../../support/cluster/cliProcess.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
-import { tempDirs } from "../../support/cluster/tempDir.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 

@@ -15,7 +15,7 @@ import { connectClusterBus, heardPerceptionId, type NodeStatus, type SoulMemoryR
 import { pause, until, watchDead, watchEnvelopes, type Watch } from "../../support/cluster/busWatch.ts";
 import { runEnsoul, spawnNode, type NodeProcess } from "../../support/cluster/cliProcess.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
-import { tempDirs } from "../../support/cluster/tempDir.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 

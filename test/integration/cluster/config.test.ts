@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadClusterConfig, parseClusterConfig, resolveDaimon, soulsFor, startNode, type ClusterConfigInput } from "../../../runtime/node/index.ts";
 import { builtinSouls } from "../../../souls/index.ts";
-import { tempDirs } from "../../support/cluster/tempDir.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());

@@ -8,7 +8,7 @@ import { connectClusterBus, parseClusterConfig, startNode, type EnsoulNode } fro
 import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { pause, until, watchDead, watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
-import { tempDirs } from "../../support/cluster/tempDir.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 

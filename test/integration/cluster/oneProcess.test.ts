@@ -11,7 +11,7 @@ import { openStore } from "../../../runtime/store/index.ts";
 import { echoSoul, mindfulSoul } from "../../support/cluster/blueprints.ts";
 import { until, watchDead, watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, whisper } from "../../support/cluster/clusterKit.ts";
-import { tempDirs } from "../../support/cluster/tempDir.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());

@@ -4,8 +4,6 @@
  * time limit so a hung command fails the test instead of the suite.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const repoRoot = join(import.meta.dirname, "..", "..", "..");
@@ -39,19 +37,4 @@ export function runEnsoul(
     });
     child.stdin.end((opts.lines ?? []).map((l) => `${l}\n`).join(""));
   });
-}
-
-/** Temp data directories, removed by `cleanup()` (call it in afterEach). */
-export function tempDirs(prefix: string) {
-  const dirs: string[] = [];
-  return {
-    make(): string {
-      const dir = mkdtempSync(join(tmpdir(), prefix));
-      dirs.push(dir);
-      return dir;
-    },
-    cleanup(): void {
-      for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** Temp directories removed by `cleanup()` (call it in afterAll/afterEach). */
-export function tempDirs(prefix = "ensoul-cluster-") {
+export function tempDirs(prefix = "ensoul-test-") {
   const dirs: string[] = [];
   return {
     make(): string {
