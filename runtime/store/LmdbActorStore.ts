@@ -8,6 +8,7 @@ import type { Databases } from "./environment.ts";
 import { Inbox } from "./Inbox.ts";
 import { assertEntryId, assertKeyPart, assertToken, prefixRange } from "./keys.ts";
 import { LmdbKvNamespace, type KvNamespace } from "./KvNamespace.ts";
+import { MemoryLog } from "./MemoryLog.ts";
 import { assertOutboxEntry, Outbox } from "./Outbox.ts";
 import { assertScheduledEntry, Schedules } from "./Schedules.ts";
 import { StoreError, type ActorState, type ActorStore, type InboxEntry, type KvReadEntry, type OutboxEntry, type ScheduledEntry, type TurnCommit } from "./types.ts";
@@ -56,6 +57,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   readonly #inbox: Inbox;
   readonly #outbox: Outbox;
   readonly #schedules: Schedules;
+  readonly #memories: MemoryLog;
 
   /** `actorId` must already be valid (Store checks it). */
   constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
@@ -65,16 +67,18 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     this.#inbox = new Inbox(actorId, dbs, writer);
     this.#outbox = new Outbox(actorId, dbs, writer);
     this.#schedules = new Schedules(actorId, dbs, writer);
+    this.#memories = new MemoryLog(actorId, dbs.memories);
   }
 
   loadState(): ActorState | undefined {
     this.#writer.ensureOpen();
-    return this.#dbs.state.get([this.actorId]);
+    return this.#memories.load(this.#dbs.state.get([this.actorId]));
   }
 
   /**
-   * One transaction: state, inbox entry done, outbox entries, schedule changes. Any throw
-   * inside it (an unknown inbox id, a value msgpack cannot encode) aborts all of it.
+   * One transaction: state (its working memory as a log, see MemoryLog), inbox entry done,
+   * outbox entries, schedule changes. Any throw inside it (an unknown inbox id, a value
+   * msgpack cannot encode) aborts all of it.
    */
   commitTurn(commit: TurnCommit): Promise<void> {
     try {
@@ -83,15 +87,27 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       return Promise.reject(error);
     }
     const { state, inboxDone, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [] } = commit;
-    const sizes = (): unknown[] => [state, ...outbox, ...schedulesPut, ...kv.map((w) => w.value), inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone)];
-    return this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
-      void this.#dbs.state.put([this.actorId], state);
+    const sizes = (): unknown[] => [
+      { ...state, workingMemory: undefined },
+      ...this.#memories.changed(state),
+      ...outbox,
+      ...schedulesPut,
+      ...kv.map((w) => w.value),
+      inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone),
+    ];
+    const committing = this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
+      const { record, written } = this.#memories.writeInTransaction(state, this.#dbs.state.get([this.actorId]));
+      void this.#dbs.state.put([this.actorId], record);
       if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
       for (const entry of outbox) this.#outbox.putInTransaction(entry);
       for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
       for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);
       for (const write of kv) void this.#dbs.kv.put([this.actorId, write.namespace, ...write.key], write.value);
+      written();
     });
+    // A batch can fail after this body ran: then the log is read back before the next diff.
+    committing.catch(() => this.#memories.forget());
+    return committing;
   }
 
   receive(id: string, perception: unknown): Promise<boolean> {
@@ -153,6 +169,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   /** Removes every key of this actor from every database, in one transaction. */
   destroy(): Promise<void> {
     const range = prefixRange([this.actorId]);
+    this.#memories.forget();
     return this.#writer.write(`destroy actor ${this.actorId}`, null, () => {
       for (const db of Object.values(this.#dbs) as Databases[keyof Databases][]) {
         // Collected first: removing under a live cursor would move it.

@@ -40,6 +40,8 @@ export interface StoredOutbox {
 export interface Databases {
   /** `[actorId]` → the last committed state. */
   state: Database<ActorState, Key>;
+  /** `[actorId, index]` → one memory of the actor's working memory (see MemoryLog). */
+  memories: Database<unknown, Key>;
   /** `[actorId, envelopeId]` → the entry, kept after it is done so a redelivery is recognised. */
   inbox: Database<InboxEntry, Key>;
   /** `[actorId, seq]` → envelope id, for entries not yet done: arrival order without a sort. */
@@ -104,6 +106,7 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
   }
   const dbs: Databases = {
     state: root.openDB<ActorState, Key>({ name: "state" }),
+    memories: root.openDB<unknown, Key>({ name: "memories" }),
     inbox: root.openDB<InboxEntry, Key>({ name: "inbox" }),
     inboxQueue: root.openDB<string, Key>({ name: "inboxQueue" }),
     outbox: root.openDB<StoredOutbox, Key>({ name: "outbox" }),
