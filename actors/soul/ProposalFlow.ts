@@ -96,11 +96,13 @@ export class ProposalFlow {
       failed(err);
       return;
     }
-    try {
-      await store.ackOutbox(entry.id);
-    } catch (err) {
-      failed(err);
-    }
+    // The acknowledgement does not hold up the next delivery: it only removes the entry, and
+    // if it is lost the entry is delivered again with the same id, which receivers dedupe.
+    this.#o.busy(1);
+    store
+      .ackOutbox(entry.id)
+      .catch(failed)
+      .finally(() => this.#o.busy(-1));
     if (proposal.kind === "speak") {
       for (const listener of this.#speechListeners) {
         try {

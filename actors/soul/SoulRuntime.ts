@@ -9,6 +9,7 @@ import type { Perception, PerceptionInput } from "./Perception.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
+import { HeldPerceptions, MAX_HELD } from "./HeldPerceptions.ts";
 import { normalizePerception, scheduledPerception } from "./perceptionInput.ts";
 import { soulCognition } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
@@ -51,6 +52,12 @@ export interface PerceiveResult {
   reason?: "duplicate" | "expired";
 }
 
+/** `perceiveHeld`'s answer: `settled` is set when the soul holds the perception unwritten. */
+export interface HeldPerceiveResult extends PerceiveResult {
+  /** Resolves once the source may acknowledge it; rejects when the source must deliver it again. */
+  settled?: Promise<void>;
+}
+
 export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
 
 const noop = () => undefined;
@@ -84,6 +91,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #children = new Set<AnyActorRef>();
   readonly #eventListeners = new Set<(event: SoulEvent) => void>();
   readonly #proposals: ProposalFlow;
+  readonly #held: HeldPerceptions;
   #idleWaiters: (() => void)[] = [];
   #writes: Promise<unknown> = Promise.resolve();
   #writing = 0;
@@ -112,6 +120,10 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
         this.#busy += delta;
         if (delta < 0) this.#checkIdle();
       },
+    });
+    this.#held = new HeldPerceptions(this.soulId, (delta) => {
+      this.#busy += delta;
+      if (delta < 0) this.#checkIdle();
     });
     this.#subprocesses = new SubprocessPhase(this);
     this.#scheduler = new Scheduler(this.clock, (entry) => this.#fire(entry));
@@ -166,6 +178,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.lastActivity = this.clock.now();
     this.#busy++;
     this.#receiving++;
+    // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
+    if (this.#held.size) this.#held.demote((p) => this.store.receive(p.id, p));
     const received = this.store.receive(perception.id, perception);
     // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
     // finishes early waits for the ones before it (only when there are any).
@@ -183,6 +197,33 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     );
     this.#lastSend = sent.then(noop, noop);
     return sent;
+  }
+
+  /**
+   * For a source that keeps each perception until it acknowledges it (the node's JetStream
+   * consumer). The soul takes it with nothing written first: the turn's commit records it in
+   * the inbox, done, and `settled` resolves then, or once a failure is recorded; it rejects
+   * if the soul stops first (see HeldPerceptions). While perceptions are on their way into
+   * the inbox, or MAX_HELD are held, it goes in as with `perceive`, and the result has no
+   * `settled`: it may be acknowledged at once. Resolves once the perception is in line.
+   */
+  perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult> {
+    if (this.#receiving > 0 || this.#held.size >= MAX_HELD || this.status !== "active" || this.#state.metadata["expired"] === true) return this.perceive(input);
+    if (this.actor.getSnapshot().status !== "active") return this.perceive(input);
+    let perception: Perception;
+    try {
+      perception = normalizePerception(input, this.blueprint, this.clock.now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.store.inboxEntry(perception.id)) return Promise.resolve({ accepted: false, id: perception.id, reason: "duplicate" });
+    // Delivered again while held (the source's redelivery): acknowledged when the first is.
+    const held = this.#held.settlement(perception.id);
+    if (held) return Promise.resolve({ accepted: false, id: perception.id, reason: "duplicate", settled: held });
+    this.lastActivity = this.clock.now();
+    const settled = this.#held.hold(perception);
+    this.#send(perception);
+    return Promise.resolve({ accepted: true, id: perception.id, settled });
   }
 
   #received(): void {
@@ -261,6 +302,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     }
     await this.#lastSend;
     await this.flushed();
+    this.#held.releaseAll("it stopped");
     await this.#proposals.settled();
     for (const child of this.#children) child.stop?.();
     this.#children.clear();
@@ -362,16 +404,18 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     const state = await this.#commit(() => {
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
       const state = draft.applyTo(this.#state, draft.memory, place);
-      const commit: TurnCommit = {
-        state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)),
-        ...extra,
-      };
+      const commit: TurnCommit = { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) };
+      // Decided now, in write order: a held perception demoted meanwhile is in the inbox already.
+      const record = extra.inboxDone === undefined ? undefined : this.#held.recordOf(extra.inboxDone);
+      if (record) commit.inboxRecord = record;
+      else if (extra.inboxDone !== undefined) commit.inboxDone = extra.inboxDone;
       if (outbox.length) commit.outbox = outbox;
       if (schedulesPut.length) commit.schedulesPut = schedulesPut;
       if (schedulesDelete.length) commit.schedulesDelete = schedulesDelete;
       if (kv.length) commit.kv = kv;
       return { state, commit };
     });
+    if (extra.inboxDone !== undefined) this.#held.settle(extra.inboxDone);
     for (const id of schedulesDelete) {
       this.#schedules.delete(id);
       this.#scheduler.cancel(id);
@@ -390,12 +434,16 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     const message = (error as Error)?.message ?? String(error);
     this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process });
     try {
+      // A held perception is not in the inbox yet: the failure is kept there all the same.
+      if (this.#held.recordOf(perception.id)) await this.#serialize(() => this.store.receive(perception.id, perception));
       await this.#serialize(() => this.store.markError(perception.id, message));
       if (this.#schedules.has(perception.id)) {
         this.#schedules.delete(perception.id);
         await this.#serialize(() => this.store.deleteSchedule(perception.id));
       }
+      this.#held.settle(perception.id);
     } catch (err) {
+      this.#held.release(perception.id, err);
       this.#emitError("commit", err, perception.id);
     }
   }
@@ -479,6 +527,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.emit({ type: "expired", soulId: this.soulId });
     this.#scheduler.clear();
     this.actor.send({ type: "STOP" });
+    this.#held.releaseAll("it expired");
   }
 
   #emitError(phase: "commit" | "deliver" | "schedule", err: unknown, perceptionId?: string): void {
@@ -489,6 +538,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   #machineFailed(err: unknown): void {
     this.emit({ type: "error", soulId: this.soulId, phase: "process", message: `soul machine failed: ${(err as Error)?.message ?? String(err)}` });
     this.status = "stopped";
+    this.#held.releaseAll("its machine failed");
     this.#checkIdle();
   }
 

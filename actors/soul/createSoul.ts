@@ -9,7 +9,7 @@ import type { Proposal } from "./Proposal.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulEventListener } from "./SoulEvent.ts";
 import type { SoulMachine } from "./soulMachine.ts";
-import { SoulRuntime, type PerceiveResult, type SoulStatus } from "./SoulRuntime.ts";
+import { SoulRuntime, type HeldPerceiveResult, type PerceiveResult, type SoulStatus } from "./SoulRuntime.ts";
 
 /** A store of many actors, as `runtime/store` opens it: the soul takes its own keyspace. */
 export interface ActorStoreProvider {
@@ -46,6 +46,12 @@ export interface Soul {
   readonly blueprint: SoulBlueprint;
   /** Records the perception in the inbox, then queues it; a duplicate id is dropped. */
   perceive(input: PerceptionInput): Promise<PerceiveResult>;
+  /**
+   * For a source that redelivers a perception until it is acknowledged (a JetStream
+   * consumer): the soul skips the inbox write and records the perception in its turn's
+   * commit; acknowledge it when `settled` resolves (when there is no `settled`, at once).
+   */
+  perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult>;
   /**
    * A daimon's intuition: sanitised, kept in soul memory `daimonicWhisper` (resolves when
    * durable), recalled as the soul's own memory by the next successful turn that answers an
@@ -96,6 +102,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
     blueprint: options.blueprint,
     actor: runtime.actor,
     perceive: (input) => runtime.perceive(input),
+    perceiveHeld: (input) => runtime.perceiveHeld(input),
     async whisper(content, source = "daimon") {
       if (runtime.status !== "active") throw new Error(`soul '${options.id}' is ${runtime.status}; the whisper was not kept`);
       runtime.actor.send({ type: "WHISPER", content, source });

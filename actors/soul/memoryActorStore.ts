@@ -35,6 +35,11 @@ export function createMemoryActorStore(actorId: string): ActorStore {
         const entry = inbox.get(commit.inboxDone) as InboxEntry;
         inbox.set(entry.id, { ...entry, status: "done", attempts: entry.attempts + 1 });
       }
+      const record = commit.inboxRecord;
+      if (record !== undefined) {
+        const entry = inbox.get(record.id);
+        inbox.set(record.id, entry ? { ...entry, status: "done", attempts: entry.attempts + 1 } : { id: record.id, perception: record.perception, status: "done", attempts: 1, receivedAt: Date.now(), seq: seq++ });
+      }
       for (const entry of commit.outbox ?? []) outbox.set(entry.id, entry);
       for (const entry of commit.schedulesPut ?? []) schedules.set(entry.id, entry);
       for (const id of commit.schedulesDelete ?? []) schedules.delete(id);

@@ -9,9 +9,9 @@
  * Sending a bad envelope is a bug in our own code, so `encodeEnvelope` throws.
  */
 import { Packr, Unpackr } from "msgpackr";
-import { monotonicFactory } from "ulid";
 import { z } from "zod";
 import { BusError, PayloadTooLargeError } from "./errors.ts";
+import { nextUlid } from "./ulids.ts";
 
 export const ENVELOPE_VERSION = 1;
 /** Default largest encoded envelope; NATS's own default max_payload is the same 1 MiB. */
@@ -151,8 +151,6 @@ export interface CodecOptions {
 const packr = new Packr({ useRecords: false, variableMapSize: true, moreTypes: false, structuredClone: false, encodeUndefinedAsNil: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", structuredClone: false });
 
-const nextUlid = monotonicFactory();
-
 export interface MakeEnvelopeOptions {
   causation?: string;
   trace?: string;
@@ -168,17 +166,28 @@ export function makeEnvelope<K extends EnvelopeKind>(kind: K, from: string, to: 
   if (opts.trace !== undefined) env.trace = opts.trace;
   const parsed = envelopeSchema.safeParse(env);
   if (!parsed.success) throw new EnvelopeError(`invalid ${kind} envelope: ${formatIssues(parsed.error)}`);
+  made.add(parsed.data);
   return parsed.data as Envelope<K>;
 }
 
+/**
+ * Envelopes makeEnvelope checked and returned, so encoding them does not run the schema a
+ * second time on every message sent. Receivers validate everything anyway.
+ */
+const made = new WeakSet<object>();
+
 export function encodeEnvelope(env: Envelope, opts: CodecOptions = {}): Uint8Array {
-  const parsed = envelopeSchema.safeParse(env);
-  if (!parsed.success) throw new EnvelopeError(`invalid envelope: ${formatIssues(parsed.error)}`);
-  const problem = wireProblem(parsed.data, 0, "envelope");
+  let checked: Envelope = env;
+  if (!made.has(env)) {
+    const parsed = envelopeSchema.safeParse(env);
+    if (!parsed.success) throw new EnvelopeError(`invalid envelope: ${formatIssues(parsed.error)}`);
+    checked = parsed.data as Envelope;
+  }
+  const problem = wireProblem(checked, 0, "envelope");
   if (problem) throw new EnvelopeError(`envelope cannot be encoded portably: ${problem}`);
-  const wire = withoutUndefined(parsed.data);
+  const wire = withoutUndefined(checked);
   // msgpackr writes integers above 32 bits as float64; a uint64 is what other languages expect for a timestamp.
-  wire.ts = BigInt(parsed.data.ts);
+  wire.ts = BigInt(checked.ts);
   const bytes = packr.pack(wire);
   const limit = opts.maxBytes ?? DEFAULT_MAX_ENVELOPE_BYTES;
   if (bytes.length > limit) throw new PayloadTooLargeError(bytes.length, limit);

@@ -18,7 +18,7 @@ import {
   type ConnectionOptions,
   type NatsConnection,
 } from "@nats-io/transport-node";
-import { monotonicFactory } from "ulid";
+import { nextUlid } from "./ulids.ts";
 import {
   defaultHandlerErrorReporter,
   subscribeArgs,
@@ -73,7 +73,6 @@ export interface NatsBusOptions {
   inboxPrefix?: string;
 }
 
-const nextMsgId = monotonicFactory();
 
 export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const cluster = assertName("cluster", opts.cluster);
@@ -82,6 +81,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     maxReconnectAttempts: -1,
     reconnectTimeWait: opts.reconnectTimeWaitMs ?? 250,
     name: opts.name ?? `ensoul-${cluster}`,
+    // No stack captured up front for every request and timer: errors here carry their own context.
+    noAsyncTraces: true,
   };
   if (opts.user !== undefined) connectOpts.user = opts.user;
   if (opts.pass !== undefined) connectOpts.pass = opts.pass;
@@ -180,7 +181,7 @@ class NatsBus implements Bus {
 
   /** Stored by the stream or rejected: retries across disconnects with one msgId until the deadline. */
   private async publishDurable(subject: string, data: Uint8Array, opts: PublishOptions): Promise<void> {
-    const msgID = opts.msgId ?? nextMsgId();
+    const msgID = opts.msgId ?? nextUlid();
     const hdrs = toHeaders(opts.headers);
     const deadline = Date.now() + this.publishTimeoutMs;
     let lastError: unknown = null;

@@ -292,21 +292,26 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       }
     }
 
-    const intake = createPerceptionIntake({
-      bus,
-      hosts: (id) => hosted.has(id),
-      knows: (id) => known.has(id),
-      reportsUnknown,
-      blueprint: (id) => blueprints.get(id) as SoulBlueprint,
-      soul: soulOf,
-      approvals: (id) => approvals.get(id),
-      events,
-      rememberSender(perceptionId, from) {
-        senders.set(perceptionId, from);
-        if (senders.size > SENDERS_KEPT) senders.delete(senders.keys().next().value as string);
+    // The JetStream consumer redelivers until acked, so a soul may hold a perception unwritten.
+    const onJetStream = options.nats !== undefined && options.bus === undefined;
+    const intake = createPerceptionIntake(
+      {
+        bus,
+        hosts: (id) => hosted.has(id),
+        knows: (id) => known.has(id),
+        reportsUnknown,
+        blueprint: (id) => blueprints.get(id) as SoulBlueprint,
+        soul: soulOf,
+        approvals: (id) => approvals.get(id),
+        events,
+        rememberSender(perceptionId, from) {
+          senders.set(perceptionId, from);
+          if (senders.size > SENDERS_KEPT) senders.delete(senders.keys().next().value as string);
+        },
+        count,
       },
-      count,
-    });
+      { holds: onJetStream },
+    );
     const sourceOptions = {
       filter: subjects.allSouls("perceive"),
       consumer: `node-${nodeId}`,
@@ -315,7 +320,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       report,
     };
     const source: PerceptionSource =
-      options.nats && !options.bus
+      options.nats && onJetStream
         ? await jetStreamPerceptionSource({
             ...sourceOptions,
             nats: options.nats,

@@ -40,6 +40,8 @@ export function natsConnectionOptions(o: NatsConnectOptions, name: string): Conn
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: o.reconnectTimeWaitMs ?? 250,
+    // As the bus: no stack captured up front for every request and pull.
+    noAsyncTraces: true,
   };
   if (o.user !== undefined) opts.user = o.user;
   if (o.pass !== undefined) opts.pass = o.pass;

@@ -14,9 +14,15 @@
  * 4. Everything else is recorded in the soul's LMDB inbox, keyed by envelope id, and only
  *    then acked: a redelivery (after a crash, or a publisher's retry) is recognised and
  *    dropped, and the soul processes the perception once.
+ *
+ * With a source that redelivers until acked (`holds`: the JetStream consumer), step 4 skips
+ * the inbox write: the soul records the perception in its turn's
+ * commit, and the handler answers `{ ackAfter }`, which resolves after that commit. The
+ * source takes the next message of the soul at once and acks this one then. That saves an
+ * LMDB commit on the path of every conversational turn (see actors/soul/HeldPerceptions.ts).
  */
 import type { Approvals } from "../../actors/gate/index.ts";
-import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
+import type { HeldPerceiveResult, Soul, SoulBlueprint } from "../../actors/soul/index.ts";
 import { deadLetter, decodeEnvelope, isKind, parseSubject, type Bus } from "../bus/index.ts";
 import type { NodeCounters } from "./controlProtocol.ts";
 import type { EventPublisher } from "./soulEvents.ts";
@@ -39,16 +45,24 @@ export interface IntakeHost {
   count(counter: keyof NodeCounters, by?: number): void;
 }
 
-export type PerceptionHandler = (subject: string, data: Uint8Array) => Promise<void>;
+/** Nothing: ack the message now. `ackAfter`: the message is in line; ack it when this resolves, hand it back if it rejects. */
+export type PerceptionOutcome = void | { ackAfter: Promise<void> };
 
-export function createPerceptionIntake(host: IntakeHost): PerceptionHandler {
+export type PerceptionHandler = (subject: string, data: Uint8Array) => Promise<PerceptionOutcome>;
+
+export interface IntakeOptions {
+  /** The source redelivers a message until it is acked, and takes `{ ackAfter }`. */
+  holds: boolean;
+}
+
+export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions = { holds: false }): PerceptionHandler {
   const { bus } = host;
   const dead = async (subject: string, data: Uint8Array, reason: string) => {
     host.count("dead");
     await deadLetter(bus, bus.cluster, { subject, reason, data });
   };
 
-  return async (subject, data) => {
+  return async (subject, data): Promise<PerceptionOutcome> => {
     const parsed = parseSubject(subject);
     if (!parsed || parsed.kind !== "soul" || parsed.verb !== "perceive" || parsed.cluster !== bus.cluster) {
       // The consumer's filter makes this unreachable; a message that got here anyway is not ours to route.
@@ -91,7 +105,7 @@ export function createPerceptionIntake(host: IntakeHost): PerceptionHandler {
 
     const soul = await host.soul(soulId);
     host.rememberSender(env.id, env.from);
-    const result = await soul.perceive({
+    const input = {
       id: env.id,
       ts: env.ts,
       action: body.action,
@@ -101,12 +115,15 @@ export function createPerceptionIntake(host: IntakeHost): PerceptionHandler {
       ...(body.process !== undefined ? { process: body.process } : {}),
       ...(body.params !== undefined ? { params: body.params } : {}),
       ...(body.meta !== undefined ? { meta: body.meta } : {}),
-    });
+    };
+    const result = options.holds ? await soul.perceiveHeld(input) : await soul.perceive(input);
     if (result.accepted) host.count("perceptions");
     else if (result.reason === "duplicate") host.count("duplicates");
     else {
       host.events.node(soulId, "refused", { reason: `soul '${soulId}' has expired` }, env.id);
       await dead(subject, data, `soul '${soulId}' has expired; it takes no more perceptions`);
     }
+    const { settled } = result as HeldPerceiveResult;
+    if (settled) return { ackAfter: settled };
   };
 }

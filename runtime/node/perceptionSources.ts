@@ -18,6 +18,9 @@
  *   it (about 1,700 perceptions/s with fsync). Up to `maxInFlight` messages are in flight,
  *   each acked when its own inbox write is done, while each soul's perceptions go through
  *   one lane, in stream order, so a soul still perceives in the order they were published.
+ *   A message the handler answers with `{ ackAfter }` (a perception a soul holds
+ *   unwritten until its turn commits) leaves its lane and its slot at once and is acked
+ *   when that resolves; until then it stays in the keep-alive set, and `stop` waits for it.
  *   The Bus's `durable()` runs one handler at a time per consumer, which is right for most
  *   receivers but not for this one; ack, nak-with-backoff, working and dead-letter-then-term
  *   follow PROTOCOL.md 7.3 exactly as the bus does.
@@ -56,9 +59,9 @@ export interface SourceOptions {
   report(err: unknown, context: string): void;
 }
 
-/** Any Bus: its durable consumer, one perception at a time. */
+/** Any Bus: its durable consumer, one perception at a time. Its handler never holds a message (the intake runs with `holds: false`). */
 export async function busPerceptionSource(bus: Bus, o: SourceOptions): Promise<PerceptionSource> {
-  const consumer = await bus.durable(o.filter, o.consumer, (msg) => o.handler(msg.subject, msg.data), {
+  const consumer = await bus.durable(o.filter, o.consumer, async (msg) => void (await o.handler(msg.subject, msg.data)), {
     ackWaitMs: o.ackWaitMs,
     ...(o.maxDeliver !== undefined ? { maxDeliver: o.maxDeliver } : {}),
     ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
@@ -110,6 +113,8 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
 
   const lanes = new Map<string, Lane>();
   const inFlight = new Set<InFlight>();
+  /** Handed to a soul that holds them until its turn commits: no slot, but kept alive and awaited by `stop`. */
+  const held = new Map<InFlight, Promise<void>>();
   let stopping = false;
   let slotFreed: (() => void) | null = null;
 
@@ -126,17 +131,34 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
   const keepAlive = setInterval(() => {
     const now = Date.now();
     for (const f of inFlight) if (now - f.startedAt > o.ackWaitMs / 3) safely(() => f.msg.working());
+    for (const f of held.keys()) if (now - f.startedAt > o.ackWaitMs / 3) safely(() => f.msg.working());
   }, Math.max(50, Math.floor(o.ackWaitMs / 2)));
 
-  const handleOne = async (m: JsMsg, lane: Lane): Promise<void> => {
+  const ackWhen = (entry: InFlight, ackAfter: Promise<void>) => {
+    const m = entry.msg;
+    const settled = ackAfter.then(
+      () => safely(() => m.ack()),
+      (err: unknown) => {
+        // The soul stopped before processing it: the server delivers it again (here after a restart, or to a twin).
+        if (!stopping) o.report(err, `perception ${m.seq} on ${m.subject} handed back`);
+        safely(() => m.nak(backoff(m.info.deliveryCount)));
+      },
+    );
+    held.set(entry, settled);
+    void settled.finally(() => held.delete(entry));
+  };
+
+  const handleOne = async (entry: InFlight, lane: Lane): Promise<void> => {
+    const m = entry.msg;
     const deliveries = m.info.deliveryCount;
     if (lane.failed) {
       safely(() => m.nak(backoff(deliveries)));
       return;
     }
     try {
-      await o.handler(m.subject, m.data);
-      safely(() => m.ack());
+      const outcome = await o.handler(m.subject, m.data);
+      if (outcome) ackWhen(entry, outcome.ackAfter);
+      else safely(() => m.ack());
     } catch (err) {
       lane.failed = true;
       o.report(err, `perception ${m.seq} on ${m.subject} (delivery ${deliveries})`);
@@ -160,7 +182,7 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
       lanes.set(key, lane);
     }
     const current = lane;
-    const tail = current.tail.then(() => handleOne(m, current));
+    const tail = current.tail.then(() => handleOne(entry, current));
     current.tail = tail;
     void tail.finally(() => {
       inFlight.delete(entry);
@@ -186,6 +208,7 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
       if (!stopping) o.report(err, `consumer ${o.consumer}`);
     }
     await Promise.all([...lanes.values()].map((l) => l.tail));
+    while (held.size > 0) await Promise.all([...held.values()]);
     clearInterval(keepAlive);
     if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
   })();

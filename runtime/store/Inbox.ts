@@ -111,6 +111,21 @@ export class Inbox extends ActorRecords {
   }
 
   /**
+   * Inside a turn's transaction: records a perception that never went through `receive`, as
+   * done; if `receive` did record it meanwhile, marks that entry done instead.
+   */
+  recordDoneInTransaction(id: string, perception: unknown): void {
+    if (this.dbs.inbox.doesExist(this.#key(id))) {
+      const entry = this.#existing(id, "commitTurn");
+      if (entry.status !== "done") this.markDoneInTransaction(id);
+      return;
+    }
+    const seq = nextSequence(this.dbs.meta, this.actorId, "inboxSeq");
+    const entry: InboxEntry = { id, perception, status: "done", attempts: 1, receivedAt: Date.now(), seq };
+    void this.dbs.inbox.put(this.#key(id), entry);
+  }
+
+  /**
    * Removes done entries that arrived more than `olderThanMs` ago; returns how many. After
    * this, a redelivery of a removed id would be processed again, so keep the window longer
    * than any redelivery can take.

@@ -38,6 +38,10 @@ function assertCommit(actorId: string, commit: TurnCommit): void {
   if (typeof commit !== "object" || commit === null) throw new StoreError(`commitTurn for actor ${actorId}: commit must be an object`);
   assertState(actorId, commit.state);
   if (commit.inboxDone !== undefined) assertEntryId("inbox id", commit.inboxDone);
+  if (commit.inboxRecord !== undefined) {
+    if (commit.inboxDone !== undefined) throw new StoreError(`commitTurn for actor ${actorId}: inboxDone and inboxRecord cannot both be given`);
+    assertEntryId("inbox id", commit.inboxRecord.id);
+  }
   for (const entry of commit.outbox ?? []) assertOutboxEntry(entry);
   for (const entry of commit.schedulesPut ?? []) assertScheduledEntry(entry);
   for (const id of commit.schedulesDelete ?? []) assertEntryId("schedule id", id);
@@ -86,7 +90,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { state, inboxDone, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [] } = commit;
+    const { state, inboxDone, inboxRecord, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [] } = commit;
     const sizes = (): unknown[] => [
       { ...state, workingMemory: undefined },
       ...this.#memories.changed(state),
@@ -94,11 +98,13 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       ...schedulesPut,
       ...kv.map((w) => w.value),
       inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone),
+      inboxRecord?.perception,
     ];
     const committing = this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
       const { record, written } = this.#memories.writeInTransaction(state, this.#dbs.state.get([this.actorId]));
       void this.#dbs.state.put([this.actorId], record);
       if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
+      if (inboxRecord !== undefined) this.#inbox.recordDoneInTransaction(inboxRecord.id, inboxRecord.perception);
       for (const entry of outbox) this.#outbox.putInTransaction(entry);
       for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
       for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);

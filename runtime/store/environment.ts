@@ -63,6 +63,8 @@ export interface StoreEnvironment {
   /** The enforced size limit in bytes, or undefined when the map may grow freely. */
   readonly mapSizeLimit: number | undefined;
   readonly durability: "commit" | "flush";
+  /** No fsync at all (tests and benchmarks). */
+  readonly noSync: boolean;
 }
 
 /** The lmdb-js options for a store's environment, shared with the benchmark's raw floor. */
@@ -114,5 +116,5 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
     kv: root.openDB<unknown, Key>({ name: "kv" }),
     meta: root.openDB<number, Key>({ name: "meta" }),
   };
-  return { path, root, dbs, mapSizeLimit: options.mapSize, durability: options.durability ?? "commit" };
+  return { path, root, dbs, mapSizeLimit: options.mapSize, durability: options.durability ?? "commit", noSync: options.noSync === true };
 }

@@ -13,6 +13,7 @@ export {
   type ActorState,
   type ActorStore,
   type InboxEntry,
+  type InboxRecord,
   type InboxStatus,
   type KvReadEntry,
   type KvWrite,

@@ -66,6 +66,13 @@ export interface TurnCommit {
   state: ActorState;
   /** Inbox entry this turn processed, marked done in the same transaction. */
   inboxDone?: string;
+  /**
+   * A perception this turn processed that no `receive` recorded, because its source kept it
+   * until acknowledged (the node's JetStream consumer): recorded here, done, in the same
+   * transaction, so a redelivery is still recognised. If `receive` recorded it meanwhile,
+   * that entry is marked done instead. Not together with `inboxDone`.
+   */
+  inboxRecord?: InboxRecord;
   outbox?: OutboxEntry[];
   schedulesPut?: ScheduledEntry[];
   schedulesDelete?: string[];
@@ -74,6 +81,11 @@ export interface TurnCommit {
    * a process saved during the turn: they land with the turn or not at all.
    */
   kv?: KvWrite[];
+}
+
+export interface InboxRecord {
+  id: string;
+  perception: unknown;
 }
 
 /** One write into an actor's key/value namespace, applied by `commitTurn`. */

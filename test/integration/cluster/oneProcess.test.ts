@@ -250,12 +250,13 @@ describe("stopping a one-process cluster", () => {
     const store = openStore({ path: `${data}/local` });
     try {
       const state = store.actor("echo").loadState();
-      const pending = store.actor("echo").pendingInbox().map((e) => e.id);
-      // Every perception the node took in (and acked) is a committed turn or waits in the inbox.
-      // (What the in-process stream still held is gone with the process: only NATS keeps that.)
+      // Every perception the node took in (and acked) is a committed turn or waits in the inbox:
+      // echo's, and the listener's, which hears echo. (What the in-process stream still held is
+      // gone with the process: only NATS keeps that.)
+      const takenIn = (id: string) => (store.actor(id).loadState()?.turn ?? 0) + store.actor(id).pendingInbox().length;
       const accepted = node.registry.getSnapshot().context.counters.perceptions;
-      expect(accepted).toBeGreaterThanOrEqual(1);
-      expect((state?.turn ?? 0) + pending.length).toBe(accepted);
+      expect(takenIn("echo")).toBeGreaterThanOrEqual(1);
+      expect(takenIn("echo") + takenIn("listener")).toBe(accepted);
       expect(node.registry.getSnapshot().context.souls.echo.status).toBe("stopped");
       expect(says.seen.filter((e) => e.body.final)).toHaveLength(state?.turn ?? 0);
     } finally {

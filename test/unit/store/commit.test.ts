@@ -51,9 +51,12 @@ describe("commitTurn", () => {
   });
 });
 
-describe("commitTurn is atomic", () => {
+describe.each([
+  { path: "asynchronous, batched (the durable default)", options: {} },
+  { path: "synchronous (noSync)", options: { noSync: true } },
+])("commitTurn is atomic, $path", ({ options }) => {
   async function committedOnce() {
-    const actor = stores.open().actor("samantha");
+    const actor = stores.open(options).actor("samantha");
     await actor.receive("p-1", { content: "one" });
     await actor.commitTurn({ state: sampleState(1), inboxDone: "p-1", outbox: [sampleOutbox(1)], schedulesPut: [{ id: "s-1", at: 10, process: "p", perception: 1 }] });
     await actor.receive("p-2", { content: "two" });
@@ -112,7 +115,7 @@ describe("commitTurn is atomic", () => {
   });
 
   it("a failed turn does not take down writes batched with it in the same event turn", async () => {
-    const store = stores.open();
+    const store = stores.open(options);
     const a = store.actor("a");
     const b = store.actor("b");
     await a.receive("p-a", 1);
