@@ -10,10 +10,10 @@ import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
 import { HeldPerceptions, MAX_HELD } from "./HeldPerceptions.ts";
-import { normalizePerception, scheduledPerception } from "./perceptionInput.ts";
+import { normalizePerception } from "./perceptionInput.ts";
 import { soulCognition } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
-import { Scheduler, type Clock } from "./scheduler.ts";
+import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { restingSnapshot } from "./restingSnapshot.ts";
 import { soulMachineOf, type SoulMachine } from "./soulMachine.ts";
@@ -28,6 +28,8 @@ import {
   type SubprocessOutput,
 } from "./soulMachineHost.ts";
 import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
+import { SoulSchedules } from "./SoulSchedules.ts";
+import { SoulWrites } from "./SoulWrites.ts";
 import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
 import { runInTurn } from "./turnScope.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
@@ -84,17 +86,15 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   #state: SoulState;
   readonly #cognition: CognitionContext | undefined;
   #soulCognition: CognitionContext | undefined;
-  readonly #schedules = new Map<string, ScheduledEntry>();
-  readonly #scheduler: Scheduler;
   readonly #turns: TurnRunner;
   readonly #subprocesses: SubprocessPhase;
   readonly #children = new Set<AnyActorRef>();
   readonly #eventListeners = new Set<(event: SoulEvent) => void>();
   readonly #proposals: ProposalFlow;
   readonly #held: HeldPerceptions;
+  readonly #writes: SoulWrites;
+  readonly #schedules: SoulSchedules;
   #idleWaiters: (() => void)[] = [];
-  #writes: Promise<unknown> = Promise.resolve();
-  #writing = 0;
   #lastSend: Promise<unknown> = Promise.resolve();
   #receiving = 0;
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
@@ -111,22 +111,24 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.machine = soulMachineOf(options.blueprint);
     this.lastActivity = this.clock.now();
     this.#turns = new TurnRunner(this);
-    this.#proposals = new ProposalFlow({
-      soulId: this.soulId,
-      outlet: this.outlet,
-      store: this.store,
-      emit: (event) => this.emit(event),
-      busy: (delta) => {
-        this.#busy += delta;
-        if (delta < 0) this.#checkIdle();
-      },
-    });
-    this.#held = new HeldPerceptions(this.soulId, (delta) => {
+    const busy = (delta: 1 | -1) => {
       this.#busy += delta;
       if (delta < 0) this.#checkIdle();
-    });
+    };
+    this.#proposals = new ProposalFlow({ soulId: this.soulId, outlet: this.outlet, store: this.store, emit: (event) => this.emit(event), busy });
+    this.#held = new HeldPerceptions(this.soulId, busy);
+    this.#writes = new SoulWrites(busy);
     this.#subprocesses = new SubprocessPhase(this);
-    this.#scheduler = new Scheduler(this.clock, (entry) => this.#fire(entry));
+    this.#schedules = new SoulSchedules({
+      soulId: this.soulId,
+      blueprintName: this.blueprint.name,
+      clock: this.clock,
+      store: this.store,
+      writes: this.#writes,
+      perceive: (input) => this.perceive(input),
+      emit: (event) => this.emit(event),
+      failed: (err, id) => this.#emitError("schedule", err, id),
+    });
 
     const restored = restoreSoulState(this.blueprint, this.store.loadState());
     this.#state = restored.state;
@@ -146,14 +148,11 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   /** Re-arms schedules, replays the inbox in order and re-delivers what was never acknowledged. */
   #restore(): void {
-    for (const entry of this.store.schedules()) {
-      this.#schedules.set(entry.id, entry);
-      this.#scheduler.arm(entry);
-    }
+    this.#schedules.restore();
     for (const entry of this.store.pendingInbox()) {
       const perception = entry.perception as Perception;
       if (perception.process !== undefined && !this.blueprint.processes.has(perception.process)) {
-        void this.#serialize(() => this.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${this.blueprint.name}'`));
+        void this.#writes.run(() => this.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${this.blueprint.name}'`));
         continue;
       }
       this.#send(perception);
@@ -256,7 +255,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   /** Resolves once every write of the soul so far is durable (a whisper, a commit). */
   flushed(): Promise<void> {
-    return this.#writes.then(noop, noop);
+    return this.#writes.flushed();
   }
 
   onEvent(listener: (event: SoulEvent) => void): () => void {
@@ -289,7 +288,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   async stop(): Promise<void> {
     if (this.status === "stopped") return;
     if (this.status === "active") this.status = "stopping";
-    this.#scheduler.clear();
+    this.#schedules.clear();
     this.actor.send({ type: "STOP" });
     if (this.actor.getSnapshot().status === "active") {
       await new Promise<void>((resolve) => {
@@ -346,7 +345,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   committedSchedules(): Iterable<ScheduledEntry> {
-    return this.#schedules.values();
+    return this.#schedules.committed();
   }
 
   committedKv(namespace: string, prefix: (string | number)[]): KvReadEntry[] {
@@ -416,15 +415,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       return { state, commit };
     });
     if (extra.inboxDone !== undefined) this.#held.settle(extra.inboxDone);
-    for (const id of schedulesDelete) {
-      this.#schedules.delete(id);
-      this.#scheduler.cancel(id);
-    }
-    for (const entry of schedulesPut) {
-      this.#schedules.set(entry.id, entry);
-      this.#scheduler.arm(entry);
-      this.emit({ type: "scheduled", soulId: this.soulId, id: entry.id, process: entry.process, at: entry.at });
-    }
+    this.#schedules.applied(schedulesPut, schedulesDelete);
     if (outbox.length) this.#proposals.deliver(outbox);
     if (draft.expired) this.#expire();
     return state;
@@ -435,12 +426,9 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process });
     try {
       // A held perception is not in the inbox yet: the failure is kept there all the same.
-      if (this.#held.recordOf(perception.id)) await this.#serialize(() => this.store.receive(perception.id, perception));
-      await this.#serialize(() => this.store.markError(perception.id, message));
-      if (this.#schedules.has(perception.id)) {
-        this.#schedules.delete(perception.id);
-        await this.#serialize(() => this.store.deleteSchedule(perception.id));
-      }
+      if (this.#held.recordOf(perception.id)) await this.#writes.run(() => this.store.receive(perception.id, perception));
+      await this.#writes.run(() => this.store.markError(perception.id, message));
+      if (this.#schedules.has(perception.id)) await this.#schedules.delete(perception.id);
       this.#held.settle(perception.id);
     } catch (err) {
       this.#held.release(perception.id, err);
@@ -472,28 +460,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.actor.send({ type: routed ? "SCHEDULED" : "PERCEIVE", perception });
   }
 
-  /** Every write that touches the soul's durable state goes through here, one at a time, in order. */
-  #serialize<T>(write: () => Promise<T>): Promise<T> {
-    this.#busy++;
-    // With nothing in flight there is nothing to wait for: start at once, saving a hop per turn.
-    let result: Promise<T>;
-    try {
-      result = this.#writing === 0 ? write() : this.#writes.then(write);
-    } catch (error) {
-      result = Promise.reject(error);
-    }
-    this.#writing++;
-    const settled = () => {
-      this.#writing--;
-      this.#busy--;
-      this.#checkIdle();
-    };
-    this.#writes = result.then(settled, settled);
-    return result;
-  }
-
   #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
-    return this.#serialize(() => {
+    return this.#writes.run(() => {
       const { state, commit } = build();
       return this.store.commitTurn(commit).then(() => {
         this.#state = state;
@@ -502,30 +470,10 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     });
   }
 
-  #fire(entry: ScheduledEntry): void {
-    const input = scheduledPerception(entry, this.blueprint.name);
-    this.perceive(input)
-      .then((result) => {
-        if (result.reason !== "duplicate") return;
-        // Fired before a crash: if that perception was already processed, the schedule is spent.
-        const inbox = this.store.inboxEntry(entry.id);
-        if (inbox && inbox.status !== "pending") this.#dropSchedule(entry.id);
-      })
-      .catch((err: unknown) => {
-        this.#emitError("schedule", err, entry.id);
-        this.#dropSchedule(entry.id);
-      });
-  }
-
-  #dropSchedule(id: string): void {
-    this.#schedules.delete(id);
-    void this.#serialize(() => this.store.deleteSchedule(id)).catch((err: unknown) => this.#emitError("schedule", err, id));
-  }
-
   #expire(): void {
     this.status = "expired";
     this.emit({ type: "expired", soulId: this.soulId });
-    this.#scheduler.clear();
+    this.#schedules.clear();
     this.actor.send({ type: "STOP" });
     this.#held.releaseAll("it expired");
   }

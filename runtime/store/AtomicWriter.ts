@@ -21,10 +21,13 @@
  *   one soul's disk write. The asynchronous path batches concurrent turns into one commit
  *   and keeps the fsync off the main thread.
  *
- * Except under `noSync`: with no fsync, a commit is a few page writes into the page cache
- * (about 20 µs for a turn), while handing it to the writer thread and hearing back costs
- * about 150 µs. So there every write is a `transactionSync`, still one atomic transaction
- * that a throw aborts, and still in call order, as nothing else writes asynchronously.
+ * Except under `noSync`, for a write that comes alone: with no fsync, a commit is a few page
+ * writes into the page cache (about 20 µs for a turn), while handing it to the writer thread
+ * and hearing back costs about 150 µs. So a write made when no other is in flight, and none
+ * was made synchronously in this event turn, is a `transactionSync`: still one atomic
+ * transaction that a throw aborts, and still in call order, as nothing is queued before it.
+ * Writes that come together (many souls' turns at once) still go to the writer thread,
+ * which commits them as one transaction: there batching wins.
  */
 import type { RootDatabase } from "lmdb";
 import type { StoreEnvironment } from "./environment.ts";
@@ -41,6 +44,8 @@ export class AtomicWriter {
   readonly #path: string;
   readonly #flush: boolean;
   readonly #sync: boolean;
+  /** A write was committed synchronously in this event turn: the next ones batch. */
+  #syncedThisTurn = false;
   readonly #limit: MapLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   #closed = false;
@@ -50,7 +55,7 @@ export class AtomicWriter {
     this.#root = env.root;
     this.#path = env.path;
     this.#flush = env.durability === "flush";
-    this.#sync = env.noSync && !process.env.NOSYNCTX;
+    this.#sync = env.noSync;
     this.#limit = new MapLimit(env.root, env.path, env.mapSizeLimit);
   }
 
@@ -77,7 +82,9 @@ export class AtomicWriter {
     try {
       this.ensureOpen();
       if (values !== null && this.#limit.enabled) reservation = this.#limit.reserve(values());
-      if (this.#sync) {
+      if (this.#sync && this.#inFlight.size === 0 && !this.#syncedThisTurn) {
+        this.#syncedThisTurn = true;
+        setImmediate(() => (this.#syncedThisTurn = false));
         const result = this.#root.transactionSync(body);
         this.#limit.release(reservation);
         return Promise.resolve(result);

@@ -3,8 +3,9 @@
  *
  * - round trip, bridge → soul → bridge: a bridge publishes a perception on the soul's
  *   perceive subject (a JetStream publish) and waits for the final speech on its says
- *   subject. In between: the node's consumer, envelope validation, the LMDB inbox write
- *   before the ack, the soul's turn and its atomic commit, the speech's JetStream publish.
+ *   subject. In between: the node's consumer, envelope validation, the soul's turn and its
+ *   atomic commit (which records the perception in the inbox; the ack follows it), the
+ *   speech's JetStream publish.
  *   Sequential, one in flight. The floor is a raw NATS request/reply (official client, no
  *   envelope, no stream, no disk) measured in the same run.
  * - throughput: 1,000 souls on one node, 10 perceptions each published at once; turns
@@ -13,7 +14,8 @@
  * The bridge runs in a worker thread (test/support/cluster/benchBridge.ts): its own event
  * loop, as a bridge process would have; the node, nats-server and the bridge still share
  * the machine's cores. LMDB without fsync, as the other benchmarks: they measure the
- * runtime, not the disk.
+ * runtime, not the disk. One more row gives the round trip on the crash-safe default store,
+ * whose commit waits for the disk's sync of the one before (see runtime/store).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,11 +66,11 @@ function inBridge<T>(job: BridgeJob): Promise<T> {
   });
 }
 
-async function withNode<T>(server: NatsServerHandle, souls: string[], fn: (node: EnsoulNode) => Promise<T>): Promise<T> {
+async function withNode<T>(server: NatsServerHandle, souls: string[], fn: (node: EnsoulNode) => Promise<T>, store: { noSync?: boolean } = { noSync: true }): Promise<T> {
   const cluster = `bench${Math.random().toString(36).slice(2, 8)}`;
   const data = mkdtempSync(join(tmpdir(), "ensoul-cluster-bench-"));
   const config = parseClusterConfig({ cluster, souls: souls.map((id) => ({ id, blueprint: echoSoul })), runtime: { passivateAfterMs: 0, maxInFlight: 512 } });
-  const node = await startNode({ config, nats: { servers: server.url }, nodeId: "bench", data, store: { noSync: true }, log: () => undefined });
+  const node = await startNode({ config, nats: { servers: server.url }, nodeId: "bench", data, store, log: () => undefined });
   try {
     return await fn(node);
   } finally {
@@ -85,6 +87,12 @@ export async function run(): Promise<BenchRow[]> {
     const { samples: trips } = await withNode(server, ["rt"], (node) =>
       inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster: node.cluster, soul: "rt", warmup: WARMUP, samples: SAMPLES }),
     );
+    const { samples: durableTrips } = await withNode(
+      server,
+      ["rt"],
+      (node) => inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster: node.cluster, soul: "rt", warmup: WARMUP, samples: SAMPLES / 2 }),
+      {},
+    );
     const souls = Array.from({ length: SOULS }, (_, i) => `soul-${i}`);
     // The first round (one perception each) activates every soul; the second is measured.
     const { turnsPerSecond } = await withNode(server, souls, (node) =>
@@ -100,6 +108,7 @@ export async function run(): Promise<BenchRow[]> {
       { name: "raw NATS request/reply p99 (floor)", value: rawP99, unit: "ms" },
       { name: "bridge→soul→bridge round trip over NATS p50", value: p50, unit: "ms", ratio: p50 / rawP50, target: "≤ 3x raw", met: p50 / rawP50 <= 3 },
       { name: "bridge→soul→bridge round trip over NATS p99", value: p99, unit: "ms", ratio: p99 / rawP99 },
+      { name: "the same, crash-safe default store (fsync), p50", value: percentile(durableTrips, 50), unit: "ms", ratio: percentile(durableTrips, 50) / rawP50 },
       { name: `throughput, ${SOULS} souls on one node, ${SOULS * PER_SOUL} turns`, value: tp.turnsPerSecond, unit: "turns/s", target: "≥ 3,000 turns/s", met: tp.turnsPerSecond >= 3_000 },
     ];
   } finally {
