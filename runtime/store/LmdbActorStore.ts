@@ -101,7 +101,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       inboxRecord?.perception,
     ];
     const committing = this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
-      const { record, written } = this.#memories.writeInTransaction(state, this.#dbs.state.get([this.actorId]));
+      const { record, written } = this.#memories.writeInTransaction(state, () => this.#dbs.state.get([this.actorId]));
       void this.#dbs.state.put([this.actorId], record);
       if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
       if (inboxRecord !== undefined) this.#inbox.recordDoneInTransaction(inboxRecord.id, inboxRecord.perception);
