@@ -8,6 +8,11 @@
  *   speech's JetStream publish.
  *   Sequential, one in flight. The floor is a raw NATS request/reply (official client, no
  *   envelope, no stream, no disk) measured in the same run.
+ * - the transport alone: the same bridge and the same two stream subjects, with the node
+ *   replaced by a bare subscriber that decodes each perception and publishes its speech at
+ *   once (no consumer, no soul, no LMDB). What is left between this row and the round trip
+ *   is the runtime's own cost; what is between this row and the raw floor is the envelopes,
+ *   the two JetStream publishes and their acks, and two processes sharing the cores.
  * - throughput: 1,000 souls on one node, 10 perceptions each published at once; turns
  *   committed (and answered) per second.
  *
@@ -22,7 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { connect } from "@nats-io/transport-node";
-import { encodeEnvelope, makeEnvelope } from "../../runtime/bus/index.ts";
+import { clusterSubjects, connectNatsBus, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope } from "../../runtime/bus/index.ts";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../runtime/node/index.ts";
 import type { BridgeJob } from "../support/cluster/benchBridge.ts";
 import { echoSoul } from "../support/cluster/blueprints.ts";
@@ -47,6 +52,28 @@ async function rawRoundTrips(url: string): Promise<number[]> {
   }
   await nc.drain();
   return samples;
+}
+
+/** The round trip with no node: a core subscriber answers each perception with its speech, published as the node's outlet does. */
+async function transportOnly(server: NatsServerHandle): Promise<number[]> {
+  const cluster = `bench${Math.random().toString(36).slice(2, 8)}`;
+  const bus = await connectNatsBus({ servers: server.url, cluster, name: "bench-bare-echo" });
+  try {
+    const subjects = clusterSubjects(cluster);
+    const sub = bus.subscribe(subjects.perceive("bare"), (m) => {
+      const d = decodeEnvelope(m.data);
+      if (!d.ok || !isKind(d.envelope, "perception")) return;
+      const p = d.envelope;
+      const id = `${p.id}:1`;
+      const speech = makeEnvelope("speech", "bare", p.from, { proposalId: id, text: `echo: ${p.body.content}`, final: true, seq: 1 }, { id, causation: p.id });
+      void bus.publish(subjects.says("bare"), encodeEnvelope(speech), { msgId: id });
+    });
+    const { samples } = await inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster, soul: "bare", warmup: WARMUP, samples: SAMPLES });
+    sub.unsubscribe();
+    return samples;
+  } finally {
+    await bus.drain();
+  }
 }
 
 /** Runs the bridge's half in a worker thread: its own event loop, as a bridge process would have. */
@@ -84,6 +111,7 @@ export async function run(): Promise<BenchRow[]> {
   const server = await startNatsServer({ jetstream: true });
   try {
     const raw = await rawRoundTrips(server.url);
+    const bare = await transportOnly(server);
     const { samples: trips } = await withNode(server, ["rt"], (node) =>
       inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster: node.cluster, soul: "rt", warmup: WARMUP, samples: SAMPLES }),
     );
@@ -106,6 +134,7 @@ export async function run(): Promise<BenchRow[]> {
     return [
       { name: "raw NATS request/reply p50 (floor)", value: rawP50, unit: "ms" },
       { name: "raw NATS request/reply p99 (floor)", value: rawP99, unit: "ms" },
+      { name: "the transport alone (bare echo, no node) p50", value: percentile(bare, 50), unit: "ms", ratio: percentile(bare, 50) / rawP50 },
       { name: "bridge→soul→bridge round trip over NATS p50", value: p50, unit: "ms", ratio: p50 / rawP50, target: "≤ 3x raw", met: p50 / rawP50 <= 3 },
       { name: "bridge→soul→bridge round trip over NATS p99", value: p99, unit: "ms", ratio: p99 / rawP99 },
       { name: "the same, crash-safe default store (fsync), p50", value: percentile(durableTrips, 50), unit: "ms", ratio: percentile(durableTrips, 50) / rawP50 },
