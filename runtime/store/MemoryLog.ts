@@ -5,39 +5,63 @@
  * Why: a soul's working memory grows by a few memories a turn. Stored inline in the state
  * record, every commit re-encoded all of it, so the cost of a turn grew with the length of
  * the conversation (a soul 2,000 turns old spent over a millisecond per turn in msgpack).
- * Here the state record keeps only the working memory's header and a count, and memories
- * live under `[actorId, index]` in the `memories` database.
  *
- * What a commit writes: the memories after the longest prefix the new working memory shares
- * with the one last committed, and removes the old ones beyond the new length. Memories are
- * frozen values, so the prefix is found by identity (with a field-by-field check for copies).
- * A turn that appends writes what it appended; one that rewrites the front (a summary region, a window that drops the oldest) rewrites the rest,
- * which is never more than the old layout wrote.
+ * Each memory lives in the `memories` database under `[actorId, slot]`. A slot is a number
+ * given once and never reused, and a memory's record is never rewritten: a changed memory
+ * gets a new slot. The state record keeps the working memory's header and the order of the
+ * slots, as runs of consecutive slots (`memoryRuns: [first, length][]`), so the record stays
+ * a few bytes whatever the length of the conversation. Why slots and not positions: a soul
+ * that keeps a window (Claudius keeps its last 200 conversation memories) drops the oldest
+ * every turn, which shifts every position after it. By position, each turn would rewrite
+ * the whole window; by slot, it writes what it appended and removes what it dropped.
+ *
+ * A commit finds each memory's slot: first the longest prefix shared with the memories last
+ * committed (by identity, then field by field for equal copies), then, for the rest, the
+ * slot each memory object was last written to (a WeakMap) when that slot is still in use.
+ * Memories that have none are written to new slots; slots no longer used are removed. When
+ * edits have scattered the slots into many runs, a commit rewrites the memories to one
+ * run, so the record stays small.
  *
  * The last committed memories are held through a WeakRef: a live soul holds them anyway, and
- * a passivated soul's handle must not keep its conversation on the heap. When the reference
- * is gone, the log is read back from LMDB inside the write transaction. The count of memories
- * logged is kept as well, so a commit need not read and decode the state record it replaces
- * (tens of microseconds for a soul with a large snapshot): this log is the only writer of its
- * actor's memories (the Store hands out one per actor), and a failed write forgets both.
+ * a passivated soul's handle must not keep its conversation on the heap; when they are gone
+ * they are read back. The slot order is kept (numbers only), so a commit need not read and
+ * decode the state record it replaces: this log is the only writer of its actor's memories
+ * (the Store hands out one per actor), and a failed write forgets everything it kept.
  *
- * A state written inline by an older version still loads; its first commit moves the
- * memories into the log.
+ * Older layouts still load: a state written inline (memories in the record), and one that
+ * kept `memoryCount` memories at slots 0..count-1. Their next commit writes this layout.
  */
 import type { Database, Key } from "lmdb";
-import { prefixRange } from "./keys.ts";
 import { StoreError, type ActorState } from "./types.ts";
 
-/** The working memory's header as the state record keeps it; `memories` is in the log. */
+/** A run of consecutive slots: the first, and how many. */
+type Run = [first: number, length: number];
+
+/** The working memory's header as the state record keeps it; the memories are in the log. */
 interface LoggedWorkingMemory {
   [field: string]: unknown;
   memoryCount: number;
+  memoryRuns?: Run[];
+  /** The next slot never given. */
+  memoryNext?: number;
 }
 
 interface SerializedWithMemories {
   [field: string]: unknown;
   memories: readonly unknown[];
 }
+
+/** What the log holds, as this process last wrote or read it. */
+interface Account {
+  /** Slot of each memory, in order. */
+  slots: number[];
+  /** How many places use each slot (an object may be at two places). */
+  uses: Map<number, number>;
+  next: number;
+}
+
+/** Beyond this many runs, a commit gathers the memories into one. */
+const MAX_RUNS = 32;
 
 function hasMemoryArray(wm: unknown): wm is SerializedWithMemories {
   return typeof wm === "object" && wm !== null && Array.isArray((wm as { memories?: unknown }).memories);
@@ -60,10 +84,6 @@ function sameMemory(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && x[k] === y[k]);
 }
 
-function loggedCount(record: ActorState | undefined): number {
-  return record && isLogged(record.workingMemory) ? record.workingMemory.memoryCount : 0;
-}
-
 /** How many memories at the front of `next` are the same as at the front of `base`. */
 function sharedPrefix(base: readonly unknown[], next: readonly unknown[]): number {
   const limit = Math.min(base.length, next.length);
@@ -74,13 +94,47 @@ function sharedPrefix(base: readonly unknown[], next: readonly unknown[]): numbe
   return keep;
 }
 
+function runsOf(slots: readonly number[]): Run[] {
+  const runs: Run[] = [];
+  for (const slot of slots) {
+    const last = runs[runs.length - 1];
+    if (last && last[0] + last[1] === slot) last[1]++;
+    else runs.push([slot, 1]);
+  }
+  return runs;
+}
+
+function isRuns(value: unknown): value is Run[] {
+  return Array.isArray(value) && value.every((r) => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1]) && r[1] > 0);
+}
+
+/** The slot order a stored header gives (the older layout: slots 0..count-1). */
+function accountOf(wm: LoggedWorkingMemory): Account {
+  const slots: number[] = [];
+  if (wm.memoryRuns !== undefined) {
+    for (const [first, length] of wm.memoryRuns) for (let i = 0; i < length; i++) slots.push(first + i);
+  } else {
+    for (let i = 0; i < wm.memoryCount; i++) slots.push(i);
+  }
+  const uses = new Map<number, number>();
+  for (const slot of slots) uses.set(slot, (uses.get(slot) ?? 0) + 1);
+  const next = wm.memoryNext ?? slots.reduce((max, s) => Math.max(max, s + 1), 0);
+  return { slots, uses, next };
+}
+
+function emptyAccount(): Account {
+  return { slots: [], uses: new Map(), next: 0 };
+}
+
 export class MemoryLog {
   readonly #actorId: string;
   readonly #db: Database<unknown, Key>;
-  /** What the log holds, when known: the memories last written or loaded. */
+  /** The memories last written or loaded, while something else holds them. */
   #known: WeakRef<readonly unknown[]> | undefined;
-  /** How many memories the log holds, when known: from the last load or write. */
-  #count: number | undefined;
+  /** Their slots; `undefined` when not known (read from the state record in the transaction). */
+  #account: Account | undefined;
+  /** The slot each memory object was last written to or read from. */
+  #slotOf = new WeakMap<object, number>();
 
   constructor(actorId: string, db: Database<unknown, Key>) {
     this.#actorId = actorId;
@@ -92,65 +146,127 @@ export class MemoryLog {
     if (!stored) return stored;
     const wm = stored.workingMemory;
     if (!isLogged(wm)) return stored;
-    const memories = this.#read(wm.memoryCount);
+    if (wm.memoryRuns !== undefined && !isRuns(wm.memoryRuns)) throw new StoreError(`working memory of actor ${this.#actorId} has malformed memoryRuns in LMDB`);
+    const account = accountOf(wm);
+    const memories = this.#read(account.slots);
     // A write of ours may be committing now, and is newer than what this read saw: keep its account.
-    if (this.#count === undefined) {
+    if (this.#account === undefined) {
       this.#known = new WeakRef(memories);
-      this.#count = memories.length;
+      this.#account = account;
     }
-    const { memoryCount: _count, ...header } = wm;
+    const { memoryCount: _count, memoryRuns: _runs, memoryNext: _next, ...header } = wm;
     return { ...stored, workingMemory: { ...header, memories } };
   }
 
   /**
    * Inside the commit's write transaction: writes the memories that changed and returns the
-   * state record to store, with a count in place of the memories. `previous` reads the record
-   * as the transaction sees it, when the count is not known. `written()` must be the body's
-   * last call, so the memories are taken as the log's only when nothing after them threw.
+   * state record to store, with the slot order in place of the memories. `previous` reads
+   * the record as the transaction sees it, when the slots are not known. `written()` must be
+   * the body's last call, so what was written is taken as the log's only when nothing after
+   * it threw.
    */
   writeInTransaction(state: ActorState, previous: () => ActorState | undefined): { record: ActorState; written: () => void } {
     const wm = state.workingMemory;
-    const logged = this.#count ?? loggedCount(previous());
+    const account = this.#account ?? this.#accountIn(previous());
     if (!hasMemoryArray(wm)) {
-      for (let i = 0; i < logged; i++) void this.#db.remove([this.#actorId, i]);
-      return { record: state, written: () => void ((this.#known = undefined), (this.#count = 0)) };
+      for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+      return { record: state, written: () => this.#took(undefined, emptyAccount()) };
     }
     const memories = wm.memories;
-    const known = this.#known?.deref();
-    // Trusted only when it agrees with the transaction's count; otherwise read back.
-    const base = known !== undefined && known.length === logged ? known : logged > 0 ? this.#read(logged) : [];
-    const keep = sharedPrefix(base, memories);
-    for (let i = keep; i < memories.length; i++) void this.#db.put([this.#actorId, i], memories[i]);
-    for (let i = memories.length; i < logged; i++) void this.#db.remove([this.#actorId, i]);
+    let known = this.#known?.deref();
+    if (known === undefined || known.length !== account.slots.length) known = this.#read(account.slots);
+
+    const keep = sharedPrefix(known, memories);
+    const slots = account.slots.slice(0, keep);
+    const uses = new Map(account.uses);
+    for (let i = keep; i < account.slots.length; i++) release(uses, account.slots[i] as number);
+    let next = account.next;
+    const fresh: [slot: number, memory: unknown][] = [];
+    for (let i = keep; i < memories.length; i++) {
+      const memory = memories[i];
+      const prior = typeof memory === "object" && memory !== null ? this.#slotOf.get(memory) : undefined;
+      // A slot still in use holds this very object's value: slots are never rewritten.
+      const slot = prior !== undefined && account.uses.has(prior) ? prior : next++;
+      if (slot !== prior) fresh.push([slot, memory]);
+      slots.push(slot);
+      uses.set(slot, (uses.get(slot) ?? 0) + 1);
+    }
+    let runs = runsOf(slots);
+    if (runs.length > MAX_RUNS) {
+      // Scattered by edits: gather every memory into one run of new slots.
+      uses.clear();
+      fresh.length = 0;
+      slots.length = 0;
+      for (const memory of memories) {
+        const slot = next++;
+        fresh.push([slot, memory]);
+        slots.push(slot);
+        uses.set(slot, 1);
+      }
+      runs = runsOf(slots);
+    }
+    for (const slot of account.uses.keys()) if (!uses.has(slot)) void this.#db.remove([this.#actorId, slot]);
+    for (const [slot, memory] of fresh) void this.#db.put([this.#actorId, slot], memory);
+
     const { memories: _memories, ...header } = wm;
+    const logged: LoggedWorkingMemory = { ...header, memoryCount: memories.length, memoryRuns: runs, memoryNext: next };
     return {
-      record: { ...state, workingMemory: { ...header, memoryCount: memories.length } },
-      written: () => void ((this.#known = new WeakRef(memories)), (this.#count = memories.length)),
+      record: { ...state, workingMemory: logged },
+      written: () => {
+        for (const [slot, memory] of fresh) if (typeof memory === "object" && memory !== null) this.#slotOf.set(memory, slot);
+        this.#took(memories, { slots, uses, next });
+      },
     };
   }
 
   /** A write failed, or the actor was destroyed: what the log holds is read back next time. */
   forget(): void {
     this.#known = undefined;
-    this.#count = undefined;
+    this.#account = undefined;
+    this.#slotOf = new WeakMap();
   }
 
-  /** The memories a commit of `state` would write, for the map-size check. */
+  /** The memories a commit of `state` would write at most, for the map-size check. */
   changed(state: ActorState): readonly unknown[] {
     const wm = state.workingMemory;
     if (!hasMemoryArray(wm)) return [];
     return wm.memories.slice(sharedPrefix(this.#known?.deref() ?? [], wm.memories));
   }
 
-  #read(count: number): unknown[] {
+  #took(memories: readonly unknown[] | undefined, account: Account): void {
+    this.#known = memories === undefined ? undefined : new WeakRef(memories);
+    this.#account = account;
+  }
+
+  #accountIn(record: ActorState | undefined): Account {
+    const wm = record?.workingMemory;
+    if (!isLogged(wm) || (wm.memoryRuns !== undefined && !isRuns(wm.memoryRuns))) return emptyAccount();
+    return accountOf(wm);
+  }
+
+  #read(slots: readonly number[]): unknown[] {
     const memories: unknown[] = [];
-    for (const { key, value } of this.#db.getRange(prefixRange([this.#actorId]))) {
-      if ((key as unknown[])[1] !== memories.length || memories.length >= count) break;
-      memories.push(value);
+    const found = new Map<number, unknown>();
+    // One range read per run: the common layout is a run or two.
+    for (const [first, length] of runsOf(slots)) {
+      for (const { key, value } of this.#db.getRange({ start: [this.#actorId, first], end: [this.#actorId, first + length] })) {
+        found.set((key as [string, number])[1], value);
+      }
     }
-    if (memories.length !== count) {
-      throw new StoreError(`working memory of actor ${this.#actorId} is incomplete in LMDB: ${memories.length} of ${count} memories found`);
+    for (const slot of slots) {
+      if (!found.has(slot)) {
+        throw new StoreError(`working memory of actor ${this.#actorId} is incomplete in LMDB: memory slot ${slot} is missing (${found.size} of ${new Set(slots).size} found)`);
+      }
+      const memory = found.get(slot);
+      if (typeof memory === "object" && memory !== null) this.#slotOf.set(memory, slot);
+      memories.push(memory);
     }
     return memories;
   }
+}
+
+function release(uses: Map<number, number>, slot: number): void {
+  const n = (uses.get(slot) ?? 0) - 1;
+  if (n > 0) uses.set(slot, n);
+  else uses.delete(slot);
 }

@@ -40,7 +40,7 @@ export interface StoredOutbox {
 export interface Databases {
   /** `[actorId]` → the last committed state. */
   state: Database<ActorState, Key>;
-  /** `[actorId, index]` → one memory of the actor's working memory (see MemoryLog). */
+  /** `[actorId, slot]` → one memory of the actor's working memory; the state record gives the slots' order (see MemoryLog). */
   memories: Database<unknown, Key>;
   /** `[actorId, envelopeId]` → the entry, kept after it is done so a redelivery is recognised. */
   inbox: Database<InboxEntry, Key>;

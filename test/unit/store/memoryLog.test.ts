@@ -16,19 +16,25 @@ function stateWith(memories: readonly unknown[], turn: number): ActorState {
 }
 
 /** The raw LMDB records, read with lmdb-js directly once the store is closed. */
-async function rawRecords(path: string, actorId: string): Promise<{ stateBytes: number; memoryKeys: unknown[] }> {
+async function rawRecords(path: string, actorId: string): Promise<{ stateBytes: number; memoryKeys: unknown[]; values: Map<number, unknown>; runs: unknown[] }> {
   const root = open({ ...lmdbOptions({ path }), readOnly: true });
   try {
     const state = root.openDB({ name: "state" });
     const memories = root.openDB({ name: "memories" });
+    const range = [...memories.getRange({ start: [actorId], end: [actorId, "\uffff"] })];
+    const record = state.get([actorId]) as { workingMemory?: { memoryRuns?: unknown[] } } | undefined;
     return {
       stateBytes: state.getBinary([actorId])?.length ?? 0,
-      memoryKeys: [...memories.getKeys({ start: [actorId], end: [actorId, "\uffff"] })],
+      memoryKeys: range.map((r) => r.key),
+      values: new Map(range.map((r) => [(r.key as [string, number])[1], r.value])),
+      runs: record?.workingMemory?.memoryRuns ?? [],
     };
   } finally {
     await root.close();
   }
 }
+
+const highestSlot = (keys: unknown[]) => Math.max(...keys.map((k) => (k as [string, number])[1]));
 
 describe("working memory as a log", () => {
   it("keeps the state record the same size however long the conversation grows, and loads every memory back", async () => {
@@ -50,7 +56,7 @@ describe("working memory as a log", () => {
     expect((store.actor("samantha").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(memories);
   });
 
-  it("rewrites from the first changed memory and removes what a shorter memory dropped", async () => {
+  it("writes only a changed memory, keeps the others where they are, and removes what was dropped", async () => {
     const path = stores.dir();
     const store = stores.open({ path });
     const actor = store.actor("claudius");
@@ -62,7 +68,39 @@ describe("working memory as a log", () => {
     expect((actor.loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(second);
     await store.close();
     const raw = await rawRecords(path, "claudius");
-    expect(raw.memoryKeys).toEqual(second.map((_, i) => ["claudius", i]));
+    // Slots 3, 4, 6 and 7 are untouched; the rewritten memory is new slot 8; 0, 1, 2 and 5 are gone.
+    expect(raw.memoryKeys).toEqual([3, 4, 6, 7, 8].map((slot) => ["claudius", slot]));
+    expect(raw.values.get(8)).toEqual(second[2]);
+  });
+
+  it("keeps a soul that holds a window (context first, the oldest conversation dropped each turn) at one write per new memory", async () => {
+    const path = stores.dir();
+    let store = stores.open({ path });
+    const context = [memory("persona"), memory("user model")];
+    let conversation: unknown[] = [];
+    const WINDOW = 20;
+    let highestAt30 = 0;
+    for (let turn = 1; turn <= 60; turn++) {
+      conversation = [...conversation, memory(`said ${turn}`), memory(`answered ${turn}`)].slice(-WINDOW);
+      await store.actor("claudius").commitTurn({ state: stateWith([...context, ...conversation], turn) });
+      if (turn === 30 || turn === 45) {
+        // Reopened, the log carries on from what it reads back.
+        await store.close();
+        if (turn === 30) highestAt30 = highestSlot((await rawRecords(path, "claudius")).memoryKeys);
+        store = stores.open({ path });
+        // As a soul does: it goes on from the memories it restored, not from the objects it had.
+        const restored = (store.actor("claudius").loadState()?.workingMemory as { memories: unknown[] }).memories;
+        context.splice(0, context.length, ...restored.slice(0, context.length));
+        conversation = restored.slice(context.length);
+      }
+    }
+    expect((store.actor("claudius").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual([...context, ...conversation]);
+    await store.close();
+    const raw = await rawRecords(path, "claudius");
+    // The records are exactly the window, and 30 turns of sliding wrote two memories a turn: slots grew by 60, not by 60 × 22.
+    expect(raw.memoryKeys).toHaveLength(context.length + WINDOW);
+    expect(highestSlot(raw.memoryKeys) - highestAt30).toBe(60);
+    expect(raw.runs.length).toBeLessThanOrEqual(2);
   });
 
   it("loads a state an older version wrote inline, and moves its memories into the log on the next commit", async () => {
@@ -83,6 +121,26 @@ describe("working memory as a log", () => {
     expect((stores.open({ path }).actor("old").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(next);
   });
 
+  it("loads the layout that kept memories at slots 0..count-1, and carries on from it", async () => {
+    const path = stores.dir();
+    const kept = [memory("one"), memory("two"), memory("three")];
+    {
+      const root = open(lmdbOptions({ path }));
+      const { memories: _m, ...header } = stateWith(kept, 3).workingMemory as { memories: unknown[] };
+      await root.openDB({ name: "state" }).put(["counted"], { ...stateWith(kept, 3), workingMemory: { ...header, memoryCount: 3 } });
+      for (const [i, m] of kept.entries()) await root.openDB({ name: "memories" }).put(["counted", i], m);
+      await root.close();
+    }
+    const store = stores.open({ path });
+    const restored = (store.actor("counted").loadState()?.workingMemory as { memories: unknown[] }).memories;
+    expect(restored).toEqual(kept);
+    await store.actor("counted").commitTurn({ state: stateWith([...restored.slice(1), memory("four")], 4) });
+    await store.close();
+    const raw = await rawRecords(path, "counted");
+    expect(raw.memoryKeys).toEqual([1, 2, 3].map((slot) => ["counted", slot]));
+    expect(raw.runs).toEqual([[1, 3]]);
+  });
+
   it("stays right when a commit fails: nothing of it lands, and the next commit writes what the log lacks", async () => {
     const store = stores.open();
     const actor = store.actor("samantha");
@@ -100,8 +158,18 @@ describe("working memory as a log", () => {
   });
 
   it("matches a model over any sequence of appends, edits, truncations, window slides and reopenings", async () => {
-    type Op = { kind: "append"; n: number } | { kind: "edit"; at: number } | { kind: "truncate"; to: number } | { kind: "slide"; by: number } | { kind: "reopen" } | { kind: "copy" };
+    type Op =
+      | { kind: "append"; n: number }
+      | { kind: "edit"; at: number }
+      | { kind: "truncate"; to: number }
+      | { kind: "slide"; by: number }
+      | { kind: "dropMiddle"; at: number; n: number }
+      | { kind: "repeat"; at: number }
+      | { kind: "reopen" }
+      | { kind: "copy" };
     const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant("dropMiddle" as const), at: fc.nat(20), n: fc.integer({ min: 1, max: 4 }) }),
+      fc.record({ kind: fc.constant("repeat" as const), at: fc.nat(20) }),
       fc.record({ kind: fc.constant("append" as const), n: fc.integer({ min: 1, max: 4 }) }),
       fc.record({ kind: fc.constant("edit" as const), at: fc.nat(20) }),
       fc.record({ kind: fc.constant("truncate" as const), to: fc.nat(20) }),
@@ -125,6 +193,10 @@ describe("working memory as a log", () => {
           if (o.kind === "edit" && model.length) model = model.map((m, i) => (i === o.at % model.length ? memory("edited") : m));
           if (o.kind === "truncate") model = model.slice(0, o.to);
           if (o.kind === "slide") model = model.slice(o.by);
+          // Claudius's trim: the context stays, the oldest conversation goes.
+          if (o.kind === "dropMiddle" && model.length) model = [...model.slice(0, o.at % model.length), ...model.slice((o.at % model.length) + o.n)];
+          // The same object at two places.
+          if (o.kind === "repeat" && model.length) model = [...model, model[o.at % model.length]];
           // Equal copies, as a JSON round trip gives: the same memories, other objects.
           if (o.kind === "copy") model = model.map((m) => ({ ...(m as object) }));
           await store.actor("prop").commitTurn({ state: stateWith(model, ++turn) });
@@ -133,8 +205,24 @@ describe("working memory as a log", () => {
         await store.close();
         expect((stores.open({ path }).actor("prop").loadState()?.workingMemory as { memories: unknown[] } | undefined)?.memories ?? []).toEqual(model);
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
+  });
+
+  it("gathers memories scattered by many edits back into one run", async () => {
+    const path = stores.dir();
+    const store = stores.open({ path });
+    const actor = store.actor("scattered");
+    let memories = Array.from({ length: 80 }, (_, i) => memory(`m ${i}`));
+    await actor.commitTurn({ state: stateWith(memories, 1) });
+    // Every other memory edited: 80 slots in 80 runs, more than the record should carry.
+    memories = memories.map((m, i) => (i % 2 ? memory(`edited ${i}`) : m));
+    await actor.commitTurn({ state: stateWith(memories, 2) });
+    await store.close();
+    const raw = await rawRecords(path, "scattered");
+    expect(raw.runs).toHaveLength(1);
+    expect(raw.memoryKeys).toHaveLength(80);
+    expect((stores.open({ path }).actor("scattered").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(memories);
   });
 
   it("leaves nothing of an actor's log behind when it is destroyed", async () => {
