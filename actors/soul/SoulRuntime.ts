@@ -9,8 +9,7 @@ import type { Perception, PerceptionInput } from "./Perception.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import type { Proposal } from "./Proposal.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
-import { HeldPerceptions, MAX_HELD } from "./HeldPerceptions.ts";
-import { normalizePerception } from "./perceptionInput.ts";
+import { HeldPerceptions } from "./HeldPerceptions.ts";
 import { soulCognition } from "./soulCognition.ts";
 import type { Outlet } from "./outlet.ts";
 import type { Clock } from "./scheduler.ts";
@@ -27,6 +26,7 @@ import {
   type SubprocessInput,
   type SubprocessOutput,
 } from "./soulMachineHost.ts";
+import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
 import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
 import { SoulSchedules } from "./SoulSchedules.ts";
 import { SoulWrites } from "./SoulWrites.ts";
@@ -46,23 +46,7 @@ export interface SoulRuntimeOptions {
   onEvent?: (event: SoulEvent) => void;
 }
 
-export interface PerceiveResult {
-  accepted: boolean;
-  /** The perception's id (generated when the input had none): its inbox key. */
-  id: string;
-  /** Why it was not accepted. */
-  reason?: "duplicate" | "expired";
-}
-
-/** `perceiveHeld`'s answer: `settled` is set when the soul holds the perception unwritten. */
-export interface HeldPerceiveResult extends PerceiveResult {
-  /** Resolves once the source may acknowledge it; rejects when the source must deliver it again. */
-  settled?: Promise<void>;
-}
-
 export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
-
-const noop = () => undefined;
 
 /** As the node's whisper intake caps a whisper's source name. */
 const WHISPER_SOURCE_MAX_CHARS = 128;
@@ -92,11 +76,10 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #eventListeners = new Set<(event: SoulEvent) => void>();
   readonly #proposals: ProposalFlow;
   readonly #held: HeldPerceptions;
+  readonly #intake: SoulIntake;
   readonly #writes: SoulWrites;
   readonly #schedules: SoulSchedules;
   #idleWaiters: (() => void)[] = [];
-  #lastSend: Promise<unknown> = Promise.resolve();
-  #receiving = 0;
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
 
@@ -118,6 +101,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.#proposals = new ProposalFlow({ soulId: this.soulId, outlet: this.outlet, store: this.store, emit: (event) => this.emit(event), busy });
     this.#held = new HeldPerceptions(this.soulId, busy);
     this.#writes = new SoulWrites(busy);
+    this.#intake = new SoulIntake(this, { held: this.#held, writes: this.#writes, busy });
     this.#subprocesses = new SubprocessPhase(this);
     this.#schedules = new SoulSchedules({
       soulId: this.soulId,
@@ -149,14 +133,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   /** Re-arms schedules, replays the inbox in order and re-delivers what was never acknowledged. */
   #restore(): void {
     this.#schedules.restore();
-    for (const entry of this.store.pendingInbox()) {
-      const perception = entry.perception as Perception;
-      if (perception.process !== undefined && !this.blueprint.processes.has(perception.process)) {
-        void this.#writes.run(() => this.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${this.blueprint.name}'`));
-        continue;
-      }
-      this.#send(perception);
-    }
+    this.#intake.replay();
     const outbox = this.store.pendingOutbox();
     if (outbox.length) this.#proposals.deliver(outbox);
   }
@@ -164,38 +141,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   // ---- the soul's surface -------------------------------------------------------------
 
   perceive(input: PerceptionInput): Promise<PerceiveResult> {
-    if (this.status === "expired" || this.#state.metadata["expired"] === true) {
-      return Promise.resolve({ accepted: false, id: input.id ?? "", reason: "expired" });
-    }
-    if (this.status !== "active" && this.status !== "stopping") return Promise.reject(new Error(`soul '${this.soulId}' is stopped`));
-    let perception: Perception;
-    try {
-      perception = normalizePerception(input, this.blueprint, this.clock.now());
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.lastActivity = this.clock.now();
-    this.#busy++;
-    this.#receiving++;
-    // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
-    if (this.#held.size) this.#held.demote((p) => this.store.receive(p.id, p));
-    const received = this.store.receive(perception.id, perception);
-    // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
-    // finishes early waits for the ones before it (only when there are any).
-    const ordered = this.#receiving === 1 ? received : Promise.all([received, this.#lastSend]).then(([accepted]) => accepted);
-    const sent = ordered.then(
-      (accepted) => {
-        if (accepted) this.#send(perception);
-        this.#received();
-        return accepted ? { accepted, id: perception.id } : { accepted, id: perception.id, reason: "duplicate" as const };
-      },
-      (error: unknown) => {
-        this.#received();
-        throw error;
-      },
-    );
-    this.#lastSend = sent.then(noop, noop);
-    return sent;
+    return this.#intake.perceive(input);
   }
 
   /**
@@ -207,28 +153,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
    * `settled`: it may be acknowledged at once. Resolves once the perception is in line.
    */
   perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult> {
-    if (this.#receiving > 0 || this.#held.size >= MAX_HELD || this.status !== "active" || this.#state.metadata["expired"] === true) return this.perceive(input);
-    if (this.actor.getSnapshot().status !== "active") return this.perceive(input);
-    let perception: Perception;
-    try {
-      perception = normalizePerception(input, this.blueprint, this.clock.now());
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (this.store.inboxEntry(perception.id)) return Promise.resolve({ accepted: false, id: perception.id, reason: "duplicate" });
-    // Delivered again while held (the source's redelivery): acknowledged when the first is.
-    const held = this.#held.settlement(perception.id);
-    if (held) return Promise.resolve({ accepted: false, id: perception.id, reason: "duplicate", settled: held });
-    this.lastActivity = this.clock.now();
-    const settled = this.#held.hold(perception);
-    this.#send(perception);
-    return Promise.resolve({ accepted: true, id: perception.id, settled });
-  }
-
-  #received(): void {
-    this.#receiving--;
-    this.#busy--;
-    this.#checkIdle();
+    return this.#intake.perceiveHeld(input);
   }
 
   /**
@@ -299,7 +224,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
         });
       });
     }
-    await this.#lastSend;
+    await this.#intake.received();
     await this.flushed();
     this.#held.releaseAll("it stopped");
     await this.#proposals.settled();
@@ -452,13 +377,6 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   // ---- internals ----------------------------------------------------------------------
-
-  #send(perception: Perception): void {
-    // A stopped soul leaves it in the inbox: the next activation replays it.
-    if (this.actor.getSnapshot().status !== "active") return;
-    const routed = perception.internal === true && perception.process !== undefined;
-    this.actor.send({ type: routed ? "SCHEDULED" : "PERCEIVE", perception });
-  }
 
   #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
     return this.#writes.run(() => {

@@ -11,7 +11,7 @@ import type { PerceptionInput } from "./Perception.ts";
 import { scheduledPerception } from "./perceptionInput.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
-import type { PerceiveResult } from "./SoulRuntime.ts";
+import type { PerceiveResult } from "./SoulIntake.ts";
 import type { SoulWrites } from "./SoulWrites.ts";
 
 export interface SoulSchedulesOptions {

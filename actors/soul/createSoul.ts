@@ -9,7 +9,8 @@ import type { Proposal } from "./Proposal.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulEventListener } from "./SoulEvent.ts";
 import type { SoulMachine } from "./soulMachine.ts";
-import { SoulRuntime, type HeldPerceiveResult, type PerceiveResult, type SoulStatus } from "./SoulRuntime.ts";
+import type { HeldPerceiveResult, PerceiveResult } from "./SoulIntake.ts";
+import { SoulRuntime, type SoulStatus } from "./SoulRuntime.ts";
 
 /** A store of many actors, as `runtime/store` opens it: the soul takes its own keyspace. */
 export interface ActorStoreProvider {

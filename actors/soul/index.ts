@@ -30,7 +30,8 @@ export type {
 export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memoryIntegrator.ts";
 export { createSoul } from "./createSoul.ts";
 export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from "./createSoul.ts";
-export type { HeldPerceiveResult, PerceiveResult, SoulStatus } from "./SoulRuntime.ts";
+export type { HeldPerceiveResult, PerceiveResult } from "./SoulIntake.ts";
+export type { SoulStatus } from "./SoulRuntime.ts";
 export { HeldPerceptionReleased } from "./HeldPerceptions.ts";
 export { createSoulHost } from "./soulHost.ts";
 export type { SoulHost, SoulHostOptions, SoulRegistryEntry } from "./soulHost.ts";

@@ -8,7 +8,7 @@ import type { Outlet } from "./outlet.ts";
 import type { PerceptionInput } from "./Perception.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulMachine } from "./soulMachine.ts";
-import type { PerceiveResult } from "./SoulRuntime.ts";
+import type { PerceiveResult } from "./SoulIntake.ts";
 
 export interface SoulHostOptions {
   store: ActorStoreProvider | ((id: string) => ActorStore);
