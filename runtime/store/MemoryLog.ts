@@ -55,6 +55,8 @@ interface SerializedWithMemories {
 interface Account {
   /** Slot of each memory, in order. */
   slots: number[];
+  /** The same, as runs: what the state record keeps. */
+  runs: Run[];
   /** How many places use each slot (an object may be at two places). */
   uses: Map<number, number>;
   next: number;
@@ -94,14 +96,35 @@ function sharedPrefix(base: readonly unknown[], next: readonly unknown[]): numbe
   return keep;
 }
 
-function runsOf(slots: readonly number[]): Run[] {
-  const runs: Run[] = [];
+/** Appends slots to runs, extending the last run where they follow on. `runs` is the caller's own. */
+function appendRuns(runs: Run[], slots: Iterable<number>): Run[] {
   for (const slot of slots) {
     const last = runs[runs.length - 1];
-    if (last && last[0] + last[1] === slot) last[1]++;
+    if (last && last[0] + last[1] === slot) runs[runs.length - 1] = [last[0], last[1] + 1];
     else runs.push([slot, 1]);
   }
   return runs;
+}
+
+function runsOf(slots: readonly number[]): Run[] {
+  return appendRuns([], slots);
+}
+
+/** The runs of the first `keep` of `total` slots; the runs are few (at most MAX_RUNS + a turn's worth). */
+function prefixRuns(runs: readonly Run[], total: number, keep: number): Run[] {
+  const out = runs.slice();
+  let over = total - keep;
+  while (over > 0) {
+    const last = out[out.length - 1] as Run;
+    if (last[1] <= over) {
+      out.pop();
+      over -= last[1];
+    } else {
+      out[out.length - 1] = [last[0], last[1] - over];
+      over = 0;
+    }
+  }
+  return out;
 }
 
 function isRuns(value: unknown): value is Run[] {
@@ -119,11 +142,11 @@ function accountOf(wm: LoggedWorkingMemory): Account {
   const uses = new Map<number, number>();
   for (const slot of slots) uses.set(slot, (uses.get(slot) ?? 0) + 1);
   const next = wm.memoryNext ?? slots.reduce((max, s) => Math.max(max, s + 1), 0);
-  return { slots, uses, next };
+  return { slots, runs: runsOf(slots), uses, next };
 }
 
 function emptyAccount(): Account {
-  return { slots: [], uses: new Map(), next: 0 };
+  return { slots: [], runs: [], uses: new Map(), next: 0 };
 }
 
 export class MemoryLog {
@@ -177,35 +200,35 @@ export class MemoryLog {
     if (known === undefined || known.length !== account.slots.length) known = this.#read(account.slots);
 
     const keep = sharedPrefix(known, memories);
-    const slots = account.slots.slice(0, keep);
-    const uses = new Map(account.uses);
-    for (let i = keep; i < account.slots.length; i++) release(uses, account.slots[i] as number);
+    const was = account.slots.length;
+    // What this commit changes, kept apart until written(): the account is the log's only once the body has not thrown.
+    const delta = new Map<number, number>();
+    const change = (slot: number, by: number) => delta.set(slot, (delta.get(slot) ?? 0) + by);
+    for (let i = keep; i < was; i++) change(account.slots[i] as number, -1);
     let next = account.next;
-    const fresh: [slot: number, memory: unknown][] = [];
+    let fresh: [slot: number, memory: unknown][] = [];
+    let tail: number[] = [];
     for (let i = keep; i < memories.length; i++) {
       const memory = memories[i];
       const prior = typeof memory === "object" && memory !== null ? this.#slotOf.get(memory) : undefined;
       // A slot still in use holds this very object's value: slots are never rewritten.
       const slot = prior !== undefined && account.uses.has(prior) ? prior : next++;
       if (slot !== prior) fresh.push([slot, memory]);
-      slots.push(slot);
-      uses.set(slot, (uses.get(slot) ?? 0) + 1);
+      tail.push(slot);
+      change(slot, 1);
     }
-    let runs = runsOf(slots);
+    let runs = appendRuns(prefixRuns(account.runs, was, keep), tail);
+    let gathered = false;
     if (runs.length > MAX_RUNS) {
       // Scattered by edits: gather every memory into one run of new slots.
-      uses.clear();
-      fresh.length = 0;
-      slots.length = 0;
-      for (const memory of memories) {
-        const slot = next++;
-        fresh.push([slot, memory]);
-        slots.push(slot);
-        uses.set(slot, 1);
-      }
-      runs = runsOf(slots);
+      gathered = true;
+      fresh = memories.map((memory) => [next++, memory]);
+      tail = fresh.map(([slot]) => slot);
+      runs = runsOf(tail);
     }
-    for (const slot of account.uses.keys()) if (!uses.has(slot)) void this.#db.remove([this.#actorId, slot]);
+    const stays = (slot: number) => !gathered && (account.uses.get(slot) ?? 0) + (delta.get(slot) ?? 0) > 0;
+    if (gathered) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+    else for (const [slot, by] of delta) if (by < 0 && !stays(slot)) void this.#db.remove([this.#actorId, slot]);
     for (const [slot, memory] of fresh) void this.#db.put([this.#actorId, slot], memory);
 
     const { memories: _memories, ...header } = wm;
@@ -214,7 +237,18 @@ export class MemoryLog {
       record: { ...state, workingMemory: logged },
       written: () => {
         for (const [slot, memory] of fresh) if (typeof memory === "object" && memory !== null) this.#slotOf.set(memory, slot);
-        this.#took(memories, { slots, uses, next });
+        if (gathered) {
+          this.#took(memories, { slots: tail, runs, uses: new Map(tail.map((slot) => [slot, 1])), next });
+          return;
+        }
+        account.slots.length = keep;
+        for (const slot of tail) account.slots.push(slot);
+        for (const [slot, by] of delta) {
+          const uses = (account.uses.get(slot) ?? 0) + by;
+          if (uses > 0) account.uses.set(slot, uses);
+          else account.uses.delete(slot);
+        }
+        this.#took(memories, { ...account, runs, next });
       },
     };
   }
@@ -263,10 +297,4 @@ export class MemoryLog {
     }
     return memories;
   }
-}
-
-function release(uses: Map<number, number>, slot: number): void {
-  const n = (uses.get(slot) ?? 0) - 1;
-  if (n > 0) uses.set(slot, n);
-  else uses.delete(slot);
 }
