@@ -4,9 +4,16 @@
  * soul's machine, in the order it was taken; on activation, the pending inbox is sent again.
  *
  * Why its own file: the order is the subtle part (inbox writes go out at once, events follow
- * in call order, held perceptions go into the inbox ahead of a later one), and it is easier
- * to keep right in one small place than spread through the runtime. A perception on its way
- * into the inbox counts as busy, so the soul is not idle while one is.
+ * in call order, held perceptions go into the inbox ahead of a later one, a turn may start
+ * while its perception's write syncs), and it is easier to keep right in one small place
+ * than spread through the runtime. A perception on its way into the inbox counts as busy,
+ * so the soul is not idle while one is.
+ *
+ * What a caller may rely on is unchanged by the early start: `perceive` resolves once the
+ * perception is in the inbox (acknowledge it then), and nothing of its turn leaves the soul
+ * before the commit that marks it done, which LMDB writes after it. A process that dies
+ * before the inbox write lands loses the perception as it always would have, whether or not
+ * its turn had begun: the caller was never told it was taken.
  */
 import type { Actor } from "xstate";
 import type { ActorStore } from "../../runtime/store/types.ts";
@@ -62,6 +69,10 @@ export class SoulIntake {
   readonly #o: SoulIntakeOptions;
   #lastSend: Promise<unknown> = Promise.resolve();
   #receiving = 0;
+  /** Taken the slow way: waiting for their inbox write before they go to the machine. */
+  #waiting = 0;
+  /** Ids whose inbox write is under way. */
+  readonly #writing = new Set<string>();
 
   constructor(soul: IntakeSoul, options: SoulIntakeOptions) {
     this.#soul = soul;
@@ -86,22 +97,55 @@ export class SoulIntake {
       return Promise.reject(error);
     }
     soul.lastActivity = soul.clock.now();
+    const { id } = perception;
+    // The turn starts while the inbox write is under way when nothing can make that wrong: the
+    // id is known to be new (not in the inbox, not being written, not held) and no perception
+    // before it is still waiting. The write is queued first, so the turn's commit, which marks
+    // it done, lands after it; nothing of the turn leaves before that commit; and the promise
+    // still resolves only once the perception is in the inbox. On a store that syncs, the turn
+    // then runs in the shadow of the write's sync instead of after it.
+    let early: boolean;
+    try {
+      early = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
+    } catch (error) {
+      // An id the inbox cannot key, or a closed store: refused before anything runs.
+      return Promise.reject(error);
+    }
     this.#o.busy(1);
     this.#receiving++;
     // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
     if (this.#o.held.size) this.#o.held.demote((p) => soul.store.receive(p.id, p));
-    const received = soul.store.receive(perception.id, perception);
-    // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
-    // finishes early waits for the ones before it (only when there are any).
-    const ordered = this.#receiving === 1 ? received : Promise.all([received, this.#lastSend]).then(([accepted]) => accepted);
+    const received = soul.store.receive(id, perception);
+    this.#writing.add(id);
+    let ordered: Promise<boolean>;
+    if (early) {
+      this.#send(perception);
+      // Written meanwhile by no one else (the checks above): the turn under way is its only one.
+      ordered = received.then(() => true);
+    } else {
+      this.#waiting++;
+      // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
+      // finishes early waits for the ones before it (only when there are any).
+      const inOrder = this.#receiving === 1 ? received : Promise.all([received, this.#lastSend]).then(([accepted]) => accepted);
+      ordered = inOrder.then(
+        (accepted) => {
+          this.#waiting--;
+          if (accepted) this.#send(perception);
+          return accepted;
+        },
+        (error: unknown) => {
+          this.#waiting--;
+          throw error;
+        },
+      );
+    }
     const sent = ordered.then(
       (accepted) => {
-        if (accepted) this.#send(perception);
-        this.#received();
-        return accepted ? { accepted, id: perception.id } : { accepted, id: perception.id, reason: "duplicate" as const };
+        this.#received(id);
+        return accepted ? { accepted, id } : { accepted, id, reason: "duplicate" as const };
       },
       (error: unknown) => {
-        this.#received();
+        this.#received(id);
         throw error;
       },
     );
@@ -149,7 +193,8 @@ export class SoulIntake {
     this.#soul.actor.send({ type: routed ? "SCHEDULED" : "PERCEIVE", perception });
   }
 
-  #received(): void {
+  #received(id: string): void {
+    this.#writing.delete(id);
     this.#receiving--;
     this.#o.busy(-1);
   }

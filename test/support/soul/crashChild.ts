@@ -1,7 +1,8 @@
 /**
  * A soul in a child process, for the crash test: `node --import tsx crashChild.ts <dir> <soulId>`.
  * It answers "hello" (its speech is committed but the outlet never acknowledges it), then
- * starts a turn on "slow" that never ends, prints IN_TURN, and waits to be killed with SIGKILL.
+ * starts a turn on "slow" that never ends, prints IN_TURN and, once the perception is
+ * accepted, ACCEPTED, and waits to be killed with SIGKILL.
  */
 import { openStore } from "../../../runtime/store/index.ts";
 import { createSoul } from "../../../actors/soul/index.ts";
@@ -29,4 +30,7 @@ await new Promise<void>((resolve) => {
   });
 });
 await soul.perceive({ action: "said", content: "slow", name: "Ada", id: "p-slow" });
+// Resolved: the perception is in the inbox, the promise a caller acknowledges on. Its turn
+// may have started before that (it runs while the inbox write syncs), so the test waits for both.
+process.stdout.write("ACCEPTED\n");
 setInterval(() => undefined, 1_000);

@@ -74,7 +74,7 @@ async function killMidTurn(dir: string, soulId: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      if (out.includes("IN_TURN")) resolve();
+      if (out.includes("IN_TURN") && out.includes("ACCEPTED")) resolve();
     });
     child.on("exit", () => reject(new Error(`crash child exited before its turn: ${out}${err}`)));
   });
