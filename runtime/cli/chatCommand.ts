@@ -2,10 +2,11 @@ import { resolve } from "node:path";
 import { createInProcessOutlet, createSoul, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { builtinSouls, defaultSoulId } from "../../souls/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
-import { createInspection, type Inspection } from "../inspect/inspection.ts";
+import type { Inspection } from "../inspect/inspection.ts";
 import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
 import { openStore } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
+import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { runTerminalChat } from "./terminalChat.ts";
 
 export interface ChatCommandOptions {
@@ -45,13 +46,8 @@ export async function chatCommand(options: ChatCommandOptions): Promise<void> {
   registry.resolve(defaultModel); // a bad --model fails here, before the chat starts
   const cognition: CognitionContext = { registry, defaultModel };
 
-  const inspection: Inspection | undefined = options.inspect
-    ? createInspection(
-        typeof options.inspect === "string" && options.inspect.startsWith("ws")
-          ? { mode: "ws", url: options.inspect }
-          : { mode: "server", port: Number(options.inspect) || 8080 },
-      )
-    : undefined;
+  const target = inspectTarget(options.inspect);
+  const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
 
   const store = openStore({ path: resolve(options.data) });
   const outlet = createInProcessOutlet();

@@ -6,16 +6,20 @@
  * the bus, each answer what the gates let through. Kothar's whispers, Claudius's process
  * changes and turns are shown as `· ` notes as they happen. With piped stdin it answers each
  * line in turn, then drains (every committed turn persisted) and exits at end of input.
+ * With --inspect, every machine of the node is streamed to the Stately inspector until the
+ * node has stopped.
  */
 import { fileURLToPath } from "node:url";
 import { resolve } from "node:path";
 import { createSecretScanner } from "../../actors/gate/secrets.ts";
 import { builtinSouls } from "../../souls/index.ts";
 import { clusterSubjects, decodeEnvelope, isKind } from "../bus/index.ts";
+import type { Inspection } from "../inspect/inspection.ts";
 import { ConfigError, loadClusterConfig, ModelConfigError, startNode, type EnsoulNode } from "../node/index.ts";
 import { defaultModelName } from "../providers/index.ts";
 import { modelBanner } from "./chatCommand.ts";
 import { CliError } from "./CliError.ts";
+import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { chatOverBus } from "./natsChat.ts";
 
 export const DEMO_CONFIG = fileURLToPath(new URL("../../examples/demo.yaml", import.meta.url));
@@ -27,6 +31,8 @@ export interface DemoCommandOptions {
   data: string;
   user: string;
   timeoutMs?: number;
+  /** `--inspect [port|ws-url]`: true for the bare flag (the local relay on 8080). */
+  inspect?: string | boolean;
   env?: NodeJS.ProcessEnv;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WriteStream;
@@ -36,6 +42,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const env = o.env ?? process.env;
   const out = o.output ?? process.stdout;
   const file = o.config ?? DEMO_CONFIG;
+  const target = inspectTarget(o.inspect);
   const loaded = await loadClusterConfig(file).catch((err: unknown) => {
     throw err instanceof ConfigError ? new CliError(err.message) : err;
   });
@@ -44,10 +51,18 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const blueprint = typeof entry.blueprint === "string" ? builtinSouls[entry.blueprint] : entry.blueprint;
   const data = resolve(o.data);
 
+  const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
   let node: EnsoulNode;
   try {
-    node = await startNode({ config: loaded, data, env, log: (line) => process.stderr.write(`[ensoul demo] ${line}\n`) });
+    node = await startNode({
+      config: loaded,
+      data,
+      env,
+      log: (line) => process.stderr.write(`[ensoul demo] ${line}\n`),
+      ...(inspection ? { inspect: inspection.inspect } : {}),
+    });
   } catch (err) {
+    await inspection?.stop();
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
     throw err;
   }
@@ -87,6 +102,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
     `· daimons: ${daimons.join(", ") || "none"} · gates: ${gates.join(", ") || "none"} · memory in ${resolve(data, node.id)}`,
   ].join("\n");
 
+  if (inspection) out.write(`ensoul demo: machines streamed to the Stately inspector at ${inspection.url}\n`);
   let failed: unknown;
   try {
     await chatOverBus({
@@ -106,7 +122,11 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
     failed = err;
   } finally {
     for (const s of subs) s.unsubscribe();
-    await node.stop();
+    try {
+      await node.stop();
+    } finally {
+      await inspection?.stop();
+    }
   }
   if (failed) throw failed;
   out.write(`ensoul demo: stopped; ${turns} turn(s) this session, all committed turns persisted in ${resolve(data, node.id)}\n`);

@@ -27,9 +27,10 @@ withNatsOptions(
     .argument("[config]", "cluster config, YAML or TypeScript (default: ensoul.yaml or ensoul.config.ts here)")
     .option("-n, --node <name>", "which node of the config this process is (env ENSOUL_NODE); needed with --nats when the config names several")
     .option("-d, --data <dir>", "data directory, instead of the config's (each node keeps LMDB in <dir>/<node>)")
-    .option("--status <mode>", "live status: auto (refreshing on a terminal, a line per change otherwise), lines, or off", "auto"),
+    .option("--status <mode>", "live status: auto (refreshing on a terminal, a line per change otherwise), lines, or off", "auto")
+    .option("--inspect [port|ws-url]", "stream the machines of the node's souls, daimons and skill gates to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)"),
   { cluster: true },
-).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string }) => {
+).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string; inspect?: string | boolean }) => {
   if (!["auto", "lines", "off"].includes(opts.status)) throw new CliError(`--status must be auto, lines or off, got '${opts.status}'`);
   const { upCommand } = await import("./upCommand.ts");
   await upCommand(config, opts);
@@ -42,9 +43,16 @@ program
   .option("-u, --user <name>", "your name, as Claudius perceives it", process.env.USER || "user")
   .option("-c, --config <file>", "another cluster config with a soul 'claudius' (default: examples/demo.yaml)")
   .option("--timeout <ms>", "how long to wait for each answer", positiveInt("--timeout"), 120_000)
-  .action(async (opts: { data: string; user: string; config?: string; timeout: number }) => {
+  .option("--inspect [port|ws-url]", "stream Claudius's and Kothar's machines to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)")
+  .action(async (opts: { data: string; user: string; config?: string; timeout: number; inspect?: string | boolean }) => {
     const { demoCommand } = await import("./demoCommand.ts");
-    await demoCommand({ data: opts.data, user: opts.user, timeoutMs: opts.timeout, ...(opts.config !== undefined ? { config: opts.config } : {}) });
+    await demoCommand({
+      data: opts.data,
+      user: opts.user,
+      timeoutMs: opts.timeout,
+      ...(opts.config !== undefined ? { config: opts.config } : {}),
+      ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
+    });
   });
 
 withNatsOptions(

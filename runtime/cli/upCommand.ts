@@ -3,11 +3,14 @@
  * live status until Ctrl-C (SIGINT or SIGTERM), then drains and shuts down with every
  * committed turn persisted. Without --nats the whole cluster runs in this process on the
  * in-process bus; with --nats, each `ensoul up --node <name>` hosts the souls the config
- * assigns to that node.
+ * assigns to that node. With --inspect, every machine the node runs is streamed to the
+ * Stately inspector; the inspection stops after the node, so its last snapshots still go out.
  */
 import { resolve } from "node:path";
+import type { Inspection } from "../inspect/inspection.ts";
 import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, startNode, type EnsoulNode } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
+import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
 import { startStatusDisplay } from "./statusDisplay.ts";
 
@@ -16,6 +19,8 @@ export interface UpCommandOptions extends NatsFlags {
   data?: string;
   /** `auto` (a terminal redraws, anything else gets lines), `lines`, or `off`. */
   status?: string;
+  /** `--inspect [port|ws-url]`: true for the bare flag (the local relay on 8080). */
+  inspect?: string | boolean;
   env?: NodeJS.ProcessEnv;
   out?: NodeJS.WriteStream;
 }
@@ -23,6 +28,7 @@ export interface UpCommandOptions extends NatsFlags {
 export async function upCommand(configArg: string | undefined, options: UpCommandOptions): Promise<void> {
   const env = options.env ?? process.env;
   const out = options.out ?? process.stdout;
+  const target = inspectTarget(options.inspect);
   let file: string;
   try {
     file = findConfigFile(configArg);
@@ -39,6 +45,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   const nats = natsOptionsFrom(options, env);
   const nodeId = options.node ?? (env.ENSOUL_NODE?.trim() || undefined);
 
+  const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
   let node: EnsoulNode;
   try {
     node = await startNode({
@@ -48,8 +55,10 @@ export async function upCommand(configArg: string | undefined, options: UpComman
       ...(options.data !== undefined ? { data: resolve(options.data) } : {}),
       env,
       log: (line) => process.stderr.write(`[ensoul ${nodeId ?? "node"}] ${line}\n`),
+      ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {
+    await inspection?.stop();
     if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
     if (err instanceof Error && /^invalid nodeId/.test(err.message)) throw new CliError(`--node: ${err.message.replace(/^invalid nodeId "[^"]*": /, "")}`);
@@ -62,6 +71,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   out.write(
     `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${resolve(options.data ?? loaded.config.data ?? "./.ensoul", node.id)}\n`,
   );
+  if (inspection) out.write(`ensoul up: machines streamed to the Stately inspector at ${inspection.url}\n`);
   if (loaded.config.bridges.length) out.write(`ensoul up: ${loaded.config.bridges.length} bridge(s) configured; bridges are reserved and not started yet\n`);
   const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
   out.write(tty ? "" : `ensoul up: ready\n`);
@@ -84,6 +94,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     display.stop();
+    await inspection?.stop();
   }
   const souls = Object.values(node.registry.getSnapshot().context.souls);
   out.write(`ensoul up: node ${node.id} stopped; ${souls.reduce((n, s) => n + s.turns, 0)} committed turns persisted\n`);

@@ -6,7 +6,8 @@
  * - perceptions in from its durable consumer (perceptionSources.ts, perceptionIntake.ts),
  *   each recorded in the soul's inbox before it is acked;
  * - speech out on each soul's says subject, events on its events subject (busOutlet.ts,
- *   soulEvents.ts), behind the soul's gate chain (gates.ts) and approval queue;
+ *   soulEvents.ts), behind the soul's gate chain (gates.ts) and approval queue, each turn's
+ *   event naming the speech it will deliver (soulRouter.ts);
  * - whispers in (whisperIntake.ts), souls hearing souls (hearing.ts), daimons (daimons.ts),
  *   the skill-gate actors it serves;
  * - activation on demand and passivation of idle souls (the soul host), a registry of its
@@ -20,8 +21,8 @@
  */
 import { join, resolve } from "node:path";
 import { publishDecisions, startSkillGate, type SkillGateHandle } from "../../actors/gate/index.ts";
-import { createSoulHost, isInterception, type Outlet, type Proposal, type ReviewContext, type Soul, type SoulBlueprint, type SoulEvent } from "../../actors/soul/index.ts";
-import { clusterSubjects, streamName, type Bus, type ClusterSubjects, type DurableConsumer, type Subscription } from "../bus/index.ts";
+import { createSoulHost, type Soul, type SoulBlueprint, type SoulHostOptions } from "../../actors/soul/index.ts";
+import { clusterSubjects, streamName, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
 import type { ModelRegistry } from "../providers/index.ts";
 import { DEFAULT_PATH, openStore, type Store, type StoreOptions } from "../store/index.ts";
 import { createBusOutlet } from "./busOutlet.ts";
@@ -29,7 +30,7 @@ import { blueprintOf, parseClusterConfig, resolveDaimon, type ClusterConfig, typ
 import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { startDaimons, type NodeDaimons } from "./daimons.ts";
 import { buildGate, buildLocalGate, gatesOf, type BuiltGate } from "./gates.ts";
-import { startHearing } from "./hearing.ts";
+import { startHearings } from "./hearing.ts";
 import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
 import type { NatsConnectOptions } from "./natsConnection.ts";
 import { nodeCognition } from "./nodeCognition.ts";
@@ -37,12 +38,13 @@ import { startNodeControl, type NodeControl } from "./nodeControl.ts";
 import { resolveNodeId, runningTwin } from "./nodeIdentity.ts";
 import { createNodeRegistry, registryStatus, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
 import { createPerceptionIntake } from "./perceptionIntake.ts";
-import { busPerceptionSource, jetStreamPerceptionSource, type PerceptionSource } from "./perceptionSources.ts";
+import { startPerceptionSource } from "./perceptionSources.ts";
 import { createRegistryFeed, initialRegistrySouls } from "./registryFeed.ts";
 import { joinBus } from "./nodeBus.ts";
 import { createEventPublisher } from "./soulEvents.ts";
 import { soulMemoryReader } from "./soulMemory.ts";
 import { createSoulOutlets } from "./soulOutlets.ts";
+import { createSoulRouter } from "./soulRouter.ts";
 import { firstNode, servesSkill, soulsFor, type Placement } from "./soulPlacement.ts";
 import { subscribeWhispers } from "./whisperIntake.ts";
 
@@ -73,6 +75,11 @@ export interface StartNodeOptions {
   registry?: ModelRegistry;
   /** Warnings and errors the node keeps running through (default: one line each on stderr). */
   log?: (line: string) => void;
+  /**
+   * XState's inspect observer (`createInspection(...).inspect`): every soul the node activates,
+   * its daimons and the skill gates it serves report there. Stop the node before the inspection.
+   */
+  inspect?: SoulHostOptions["inspect"];
 }
 
 export interface EnsoulNode {
@@ -172,44 +179,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     });
     const { outlets, approvals } = createSoulOutlets({ hostedConfigs, built, busOutlet, decisions, events, approvalsConfig: config.approvals, store });
 
-    /** Speech each turn will deliver (passed review), announced with the turn so a client knows what to wait for. */
-    const turnSpeech = new Map<string, Map<string, string[]>>();
-    const outletOf = (soulId: string): Outlet => {
-      const outlet = outlets.get(soulId);
-      if (!outlet) throw new Error(`soul '${soulId}' is not hosted on node ${nodeId}`);
-      return outlet;
-    };
-    const router: Outlet = {
-      async review(proposal: Proposal, context?: ReviewContext) {
-        const outlet = outletOf(proposal.soulId);
-        const verdict = outlet.review ? await outlet.review(proposal, context) : proposal;
-        if (!isInterception(verdict) && verdict.kind === "speak" && !proposal.turnId.endsWith(":sub")) {
-          let turns = turnSpeech.get(proposal.soulId);
-          if (!turns) turnSpeech.set(proposal.soulId, (turns = new Map()));
-          const ids = turns.get(proposal.turnId) ?? [];
-          ids.push(proposal.id);
-          turns.set(proposal.turnId, ids);
-        }
-        return verdict;
-      },
-      chunk: (soulId, proposalId, text) => outletOf(soulId).chunk?.(soulId, proposalId, text),
-      deliver: (proposal) => outletOf(proposal.soulId).deliver(proposal),
-    };
-
-    const onSoulEvent = (event: SoulEvent) => {
-      dirty.add(event.soulId);
-      if (event.type === "turn") {
-        const turnId = `${event.soulId}:${event.turn}`;
-        const turns = turnSpeech.get(event.soulId);
-        const speech = turns?.get(turnId) ?? [];
-        turns?.delete(turnId);
-        events.soul(event, { speech, node: nodeId });
-        return;
-      }
-      // A failed turn leaves nothing to deliver; its number is used again by the next one.
-      if (event.type === "error" && event.phase === "process") turnSpeech.delete(event.soulId);
-      events.soul(event);
-    };
+    const { router, onSoulEvent } = createSoulRouter({ nodeId, outlets, events, changed: (soulId) => dirty.add(soulId) });
 
     // ---- souls -------------------------------------------------------------------------------
     const soulHost = createSoulHost({
@@ -221,6 +191,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       },
       outlet: router,
       cognition,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
       onActivate: (soul) => {
         live.set(soul.id, soul);
         soul.onEvent(onSoulEvent);
@@ -252,7 +223,14 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     const skillGates: SkillGateHandle[] = [];
     for (const g of config.skillGates) {
       if (!servesSkill(g, nodeId, placement)) continue;
-      const handle = startSkillGate({ bus, cluster: config.cluster, gate: buildLocalGate(g.gate, gateContext).gate, skill: g.skill, ...(g.deadlineMs !== undefined ? { deadlineMs: g.deadlineMs } : {}) });
+      const handle = startSkillGate({
+        bus,
+        cluster: config.cluster,
+        gate: buildLocalGate(g.gate, gateContext).gate,
+        skill: g.skill,
+        ...(g.deadlineMs !== undefined ? { deadlineMs: g.deadlineMs } : {}),
+        ...(options.inspect ? { inspect: options.inspect } : {}),
+      });
       skillGates.push(handle);
       registry.trigger.skillGateSet({ skill: g.skill, serving: true });
     }
@@ -268,6 +246,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       ),
       onChange: (d) => registry.trigger.daimonSet(d),
       onError: report,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
     });
     cleanups.push(() => daimons.stop());
 
@@ -282,15 +261,11 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     });
     cleanups.push(async () => whispers.unsubscribe());
 
-    const hearings: DurableConsumer[] = [];
+    const hearings = await startHearings(bus, subjects, hostedConfigs, (speaker) => (blueprints.get(speaker) as SoulBlueprint).name, {
+      ackWaitMs: config.runtime.ackWaitMs,
+      onHeard: () => count("heard"),
+    });
     cleanups.push(async () => void (await Promise.all(hearings.map((h) => h.stop()))));
-    for (const soul of hostedConfigs) {
-      for (const speaker of soul.hears ?? []) {
-        hearings.push(
-          await startHearing(bus, subjects, { listener: soul.id, speaker, speakerName: (blueprints.get(speaker) as SoulBlueprint).name }, { ackWaitMs: config.runtime.ackWaitMs, onHeard: () => count("heard") }),
-        );
-      }
-    }
 
     // The JetStream consumer redelivers until acked, so a soul may hold a perception unwritten.
     const onJetStream = options.nats !== undefined && options.bus === undefined;
@@ -312,24 +287,16 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       },
       { holds: onJetStream },
     );
-    const sourceOptions = {
+    const source = await startPerceptionSource(bus, {
       filter: subjects.allSouls("perceive"),
       consumer: `node-${nodeId}`,
       ackWaitMs: config.runtime.ackWaitMs,
       handler: intake,
       report,
-    };
-    const source: PerceptionSource =
-      options.nats && onJetStream
-        ? await jetStreamPerceptionSource({
-            ...sourceOptions,
-            nats: options.nats,
-            bus,
-            stream: streamName(config.cluster),
-            maxInFlight: config.runtime.maxInFlight,
-            name: `ensoul-${config.cluster}-${nodeId}-perceptions`,
-          })
-        : await busPerceptionSource(bus, sourceOptions);
+      ...(options.nats && onJetStream
+        ? { jetStream: { nats: options.nats, stream: streamName(config.cluster), maxInFlight: config.runtime.maxInFlight, name: `ensoul-${config.cluster}-${nodeId}-perceptions` } }
+        : {}),
+    });
     cleanups.push(() => source.stop());
 
     // ---- passivation, control ------------------------------------------------------------------

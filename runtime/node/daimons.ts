@@ -2,7 +2,7 @@
  * The config's daimons, each on the node that hosts its soul, and their modes switched at
  * run time (`ensoul daimon <soul> <mode>`, or a `daimon` control request).
  */
-import { assertDaimonMode, startDaimon, type DaimonHandle } from "../../actors/daimon/index.ts";
+import { assertDaimonMode, startDaimon, type DaimonHandle, type StartDaimonOptions } from "../../actors/daimon/index.ts";
 import type { Bus } from "../bus/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import type { resolveDaimon } from "./clusterConfig.ts";
@@ -22,6 +22,7 @@ export interface StartDaimonsOptions {
   cognition: CognitionContext;
   onChange(entry: DaimonStatusEntry): void;
   onError(err: unknown, what: string): void;
+  inspect?: StartDaimonOptions["inspect"];
 }
 
 export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
@@ -39,6 +40,7 @@ export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
       },
       cognition: o.cognition,
       onError: (err, phase) => o.onError(err, `daimon ${entry.name} of ${entry.soul} (${phase})`),
+      ...(o.inspect ? { inspect: o.inspect } : {}),
     });
     o.onChange({ soul: entry.soul, name: entry.name, mode: handle.mode });
     return handle;

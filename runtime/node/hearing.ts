@@ -63,3 +63,25 @@ export async function startHearing(
     { deliver: "new", ackWaitMs: options.ackWaitMs },
   );
 }
+
+/** Every hearing of the listeners given: one durable consumer per listener and speaker. */
+export async function startHearings(
+  bus: Bus,
+  subjects: ClusterSubjects,
+  listeners: readonly { id: string; hears?: readonly string[] }[],
+  nameOf: (speaker: string) => string,
+  options: { ackWaitMs: number; onHeard(): void },
+): Promise<DurableConsumer[]> {
+  const hearings: DurableConsumer[] = [];
+  try {
+    for (const listener of listeners) {
+      for (const speaker of listener.hears ?? []) {
+        hearings.push(await startHearing(bus, subjects, { listener: listener.id, speaker, speakerName: nameOf(speaker) }, options));
+      }
+    }
+  } catch (err) {
+    await Promise.all(hearings.map((h) => h.stop()));
+    throw err;
+  }
+  return hearings;
+}

@@ -69,6 +69,18 @@ export async function busPerceptionSource(bus: Bus, o: SourceOptions): Promise<P
   return { stop: () => consumer.stop(), closed: consumer.closed };
 }
 
+/**
+ * The node's source: its own JetStream consumer when it joined a cluster on NATS (`jetStream`),
+ * else the bus's durable consumer (the in-process bus, or a Bus the caller handed in).
+ */
+export function startPerceptionSource(
+  bus: Bus,
+  o: SourceOptions & { jetStream?: Omit<JetStreamSourceOptions, keyof SourceOptions | "bus"> },
+): Promise<PerceptionSource> {
+  const { jetStream, ...source } = o;
+  return jetStream ? jetStreamPerceptionSource({ ...source, ...jetStream, bus }) : busPerceptionSource(bus, source);
+}
+
 export interface JetStreamSourceOptions extends SourceOptions {
   nats: NatsConnectOptions;
   bus: Bus;

@@ -7,9 +7,11 @@ import { createServer } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { parseClusterConfig, startNode, type EnsoulNode, type SoulMemoryReply } from "../../../runtime/node/index.ts";
 import { builtinSouls } from "../../../souls/index.ts";
 import { echoSoul } from "../../support/cluster/blueprints.ts";
+import { until } from "../../support/cluster/busWatch.ts";
 import { runEnsoul, spawnNode } from "../../support/cluster/cliProcess.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
@@ -70,6 +72,47 @@ describe("ensoul's cluster commands: help and one-line errors", () => {
     expect(node.output()).toContain("ensoul up: node local of cluster solo on in-process bus; souls: sam");
     expect(await node.kill("SIGTERM")).toBe(0);
     expect(node.output()).toMatch(/SIGTERM, stopping node local[\s\S]*\[local\] node stopped\nensoul up: node local stopped; 0 committed turns persisted\n$/);
+  });
+
+  it("`ensoul up --inspect <ws-url>` streams the node's machines to the receiver there until the node has stopped", async () => {
+    const receiver = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => receiver.once("listening", resolve));
+    const received: { type: string; name?: string; sessionId: string; snapshot?: { value?: unknown } }[] = [];
+    receiver.on("connection", (socket) => socket.on("message", (data) => received.push(JSON.parse(data.toString()) as (typeof received)[number])));
+    const url = `ws://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+    try {
+      const dir = dirs.make();
+      writeFileSync(
+        join(dir, "watched.yaml"),
+        "cluster: watched\nsouls:\n  - { id: sam, blueprint: samantha }\ndaimons:\n  - { soul: sam, name: Kothar, persona: You are Kothar., mode: off }\n",
+      );
+      const node = spawnNode([join(dir, "watched.yaml"), "--data", join(dir, "data"), "--inspect", url]);
+      await node.waitFor(/ensoul up: ready/);
+      expect(node.output()).toContain(`ensoul up: machines streamed to the Stately inspector at ${url}\n`);
+      const daimon = () => received.find((e) => e.type === "@xstate.actor" && e.name === "daimon-sam");
+      await until(() => daimon() !== undefined, 10_000, "the daimon's actor at the inspector");
+      expect(await node.kill("SIGINT")).toBe(0);
+      expect(node.output()).toMatch(/ensoul up: node local stopped; 0 committed turns persisted\n$/);
+      // The inspection outlived the node: the daimon's last snapshot went out before it closed.
+      await until(() => received.some((e) => e.type === "@xstate.snapshot" && e.sessionId === daimon()?.sessionId && e.snapshot?.value === "stopped"), 5_000, "the daimon's last snapshot");
+      await until(() => receiver.clients.size === 0, 5_000, "the inspection to close its socket");
+    } finally {
+      for (const socket of receiver.clients) socket.terminate();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it("`--inspect` on up and demo: in their help, and a value that is neither a port nor a ws URL is a one-line error", async () => {
+    for (const command of ["up", "demo"]) {
+      const help = await runEnsoul([command, "--help"]);
+      expect(help.stdout).toMatch(/--inspect \[port\|ws-url\]\s+stream [^-]*Stately\s+inspector/);
+    }
+    const bad = await runEnsoul(["up", "--inspect", "examples/cluster.yaml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe("ensoul: --inspect takes a port (1-65535) or a ws:// or wss:// URL, got 'examples/cluster.yaml' (give other arguments before a bare --inspect)\n");
+    const demo = await runEnsoul(["demo", "--inspect", "http://localhost:8080"]);
+    expect(demo.code).toBe(2);
+    expect(demo.stderr).toContain("got 'http://localhost:8080'");
   });
 });
 
