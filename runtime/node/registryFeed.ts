@@ -17,7 +17,8 @@ import type { NodeRegistry, RegistrySoul, SoulPatch } from "./nodeRegistry.ts";
 export function initialRegistrySouls(hostedConfigs: readonly SoulConfig[], blueprints: ReadonlyMap<string, SoulBlueprint>, store: Store): RegistrySoul[] {
   return hostedConfigs.map((s) => {
     const bp = blueprints.get(s.id) as SoulBlueprint;
-    const state = store.actor(s.id).loadState();
+    // The header only: a node with a thousand long conversations must not read them all to start.
+    const state = store.actor(s.id).loadStateHeader();
     return {
       id: s.id,
       name: bp.name,

@@ -23,6 +23,11 @@ export interface LmdbActorStore extends ActorStore {
   pruneInbox(olderThanMs: number): Promise<number>;
   /** A key/value namespace in this actor's keyspace (see KvNamespace). */
   kv<V = unknown>(namespace: string): KvNamespace<V>;
+  /**
+   * The last committed state without its working memory's memories: one record read, for
+   * what only needs the turn, the process or the metadata (a node listing a thousand souls).
+   */
+  loadStateHeader(): Omit<ActorState, "workingMemory"> | undefined;
 }
 
 function assertState(actorId: string, state: ActorState): void {
@@ -77,6 +82,14 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   loadState(): ActorState | undefined {
     this.#writer.ensureOpen();
     return this.#memories.load(this.#dbs.state.get([this.actorId]));
+  }
+
+  loadStateHeader(): Omit<ActorState, "workingMemory"> | undefined {
+    this.#writer.ensureOpen();
+    const stored = this.#dbs.state.get([this.actorId]);
+    if (!stored) return undefined;
+    const { workingMemory: _memories, ...header } = stored;
+    return header;
   }
 
   /**

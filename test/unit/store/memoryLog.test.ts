@@ -225,6 +225,29 @@ describe("working memory as a log", () => {
     expect((stores.open({ path }).actor("scattered").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(memories);
   });
 
+  it("gives the state without its memories from one record, never reading the log", async () => {
+    const path = stores.dir();
+    const memories = Array.from({ length: 50 }, (_, i) => memory(`m ${i}`));
+    {
+      const store = stores.open({ path });
+      await store.actor("long").commitTurn({ state: stateWith(memories, 7) });
+      await store.close();
+    }
+    // Take the log away: a header read does not notice, a full read does.
+    {
+      const root = open(lmdbOptions({ path }));
+      const log = root.openDB({ name: "memories" });
+      for (const key of [...log.getKeys({ start: ["long"], end: ["long", "\uffff"] })]) await log.remove(key);
+      await root.close();
+    }
+    const store = stores.open({ path });
+    const header = store.actor("long").loadStateHeader();
+    expect(header).toMatchObject({ turn: 7, currentProcess: sampleState(7).currentProcess });
+    expect(header).not.toHaveProperty("workingMemory");
+    expect(() => store.actor("long").loadState()).toThrow(/incomplete/);
+    expect(store.actor("nobody").loadStateHeader()).toBeUndefined();
+  });
+
   it("leaves nothing of an actor's log behind when it is destroyed", async () => {
     const path = stores.dir();
     const store = stores.open({ path });
