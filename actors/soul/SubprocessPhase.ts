@@ -15,7 +15,7 @@ const CANCELLED = Symbol("cancelled");
  * The subprocesses that run after a turn has committed: in order, each on a fork of the
  * phase's draft, so one that throws is logged and dropped while the others go on. Their
  * writes land together in a second commit, and only if no new perception cancelled them
- * first: the check and the commit happen in one synchronous step, so a cancellation either
+ * first (one already waiting when the turn ends cancels them before they start): the check and the commit happen in one synchronous step, so a cancellation either
  * comes before the commit (nothing lands) or after it (it is a no-op).
  */
 export class SubprocessPhase {
@@ -33,7 +33,8 @@ export class SubprocessPhase {
   async run(input: SubprocessInput, signal: AbortSignal, last: CommittedTurn | undefined): Promise<SubprocessOutput> {
     const { blueprint } = this.#soul;
     const unchanged: SubprocessOutput = { next: input.next, params: input.params };
-    if (blueprint.subprocesses.length === 0 || signal.aborted) return unchanged;
+    // A perception that came in while the turn ran is as new to them as one that comes now.
+    if (blueprint.subprocesses.length === 0 || signal.aborted || input.queued === true) return unchanged;
     const abort = new AbortController();
     this.#abort = abort;
     const cancelled = AbortSignal.any([abort.signal, signal]);

@@ -173,6 +173,7 @@ function subprocessState(name: string, targets: readonly string[]) {
           next: out?.next ?? context.current,
           params: out ? out.params : context.nextParams,
           perception: context.perception as Perception,
+          queued: context.queue.length > 0,
         };
       },
       onDone: [

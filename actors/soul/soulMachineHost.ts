@@ -49,6 +49,8 @@ export interface SubprocessInput {
   next: string;
   params: ProcessParams | null;
   perception: Perception;
+  /** Perceptions were already waiting when the turn ended: they cancel the subprocesses before these start. */
+  queued?: boolean;
 }
 
 export interface SubprocessOutput {

@@ -58,9 +58,11 @@ describe("cognitive steps inside a soul", () => {
 
   it("abort a cancelled subprocess's step: none of its writes land", async () => {
     let outcome = "";
+    let started = false;
     const reflect: MentalProcess = async ({ workingMemory }) => {
       if (usePerceptions().invokingPerception.content !== "reflect") return workingMemory;
       useSoulMemory("reflected", false).current = true;
+      started = true;
       try {
         const [memory] = await internalMonologue(workingMemory, "Reflect at length.", { model: "slow:pondering" });
         outcome = "finished";
@@ -79,12 +81,37 @@ describe("cognitive steps inside a soul", () => {
       cognition: ctx,
     });
     await soul.perceive(said("reflect"));
-    await until(() => env.actor("r").loadState()?.turn === 1);
+    // The subprocess's slow step is under way when the next perception comes.
+    await until(() => started);
     await soul.perceive(said("interrupt"));
     await soul.idle();
     await until(() => outcome !== "");
     expect(outcome).toMatch(/failed: .*abort/i);
     expect(env.actor("r").loadState()?.soulMemory).toEqual({});
+    await soul.stop();
+  });
+
+  it("does not start subprocesses at all when a perception is already waiting as the turn ends", async () => {
+    const reflections: string[] = [];
+    const reflect: MentalProcess = async ({ workingMemory }) => {
+      reflections.push(usePerceptions().invokingPerception.content);
+      return workingMemory;
+    };
+    const main: MentalProcess = async ({ workingMemory }) => {
+      // Slow enough that the second perception is queued before this turn ends.
+      if (usePerceptions().invokingPerception.content === "first") await new Promise((resolve) => setTimeout(resolve, 30));
+      return workingMemory;
+    };
+    const soul = createSoul({
+      blueprint: defineSoul({ name: "Q", persona: "", initialProcess: main, processes: { main }, subprocesses: [reflect] }),
+      id: "q",
+      store: env.actor("q"),
+    });
+    await Promise.all([soul.perceive(said("first")), soul.perceive(said("second"))]);
+    await soul.idle();
+    // The first turn's subprocesses gave way to the waiting perception; the second turn's ran.
+    expect(reflections).toEqual(["second"]);
+    expect(env.actor("q").loadState()?.turn).toBe(2);
     await soul.stop();
   });
 });
