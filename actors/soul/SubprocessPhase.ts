@@ -15,7 +15,8 @@ const CANCELLED = Symbol("cancelled");
  * The subprocesses that run after a turn has committed: in order, each on a fork of the
  * phase's draft, so one that throws is logged and dropped while the others go on. Their
  * writes land together in a second commit, and only if no new perception cancelled them
- * first (one already waiting when the turn ends cancels them before they start): the check and the commit happen in one synchronous step, so a cancellation either
+ * first (one already waiting when the turn ends cancels them before they start): the
+ * check and the commit happen in one synchronous step, so a cancellation either
  * comes before the commit (nothing lands) or after it (it is a no-op).
  */
 export class SubprocessPhase {

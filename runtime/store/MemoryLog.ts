@@ -132,7 +132,9 @@ function isRuns(value: unknown): value is Run[] {
 }
 
 /** The slot order a stored header gives (the older layout: slots 0..count-1). */
-function accountOf(wm: LoggedWorkingMemory): Account {
+function accountOf(actorId: string, wm: LoggedWorkingMemory): Account {
+  // Trusting malformed runs would hand out slots that still hold memories.
+  if (wm.memoryRuns !== undefined && !isRuns(wm.memoryRuns)) throw new StoreError(`working memory of actor ${actorId} has malformed memoryRuns in LMDB`);
   const slots: number[] = [];
   if (wm.memoryRuns !== undefined) {
     for (const [first, length] of wm.memoryRuns) for (let i = 0; i < length; i++) slots.push(first + i);
@@ -169,8 +171,7 @@ export class MemoryLog {
     if (!stored) return stored;
     const wm = stored.workingMemory;
     if (!isLogged(wm)) return stored;
-    if (wm.memoryRuns !== undefined && !isRuns(wm.memoryRuns)) throw new StoreError(`working memory of actor ${this.#actorId} has malformed memoryRuns in LMDB`);
-    const account = accountOf(wm);
+    const account = accountOf(this.#actorId, wm);
     const memories = this.#read(account.slots);
     // A write of ours may be committing now, and is newer than what this read saw: keep its account.
     if (this.#account === undefined) {
@@ -274,8 +275,7 @@ export class MemoryLog {
 
   #accountIn(record: ActorState | undefined): Account {
     const wm = record?.workingMemory;
-    if (!isLogged(wm) || (wm.memoryRuns !== undefined && !isRuns(wm.memoryRuns))) return emptyAccount();
-    return accountOf(wm);
+    return isLogged(wm) ? accountOf(this.#actorId, wm) : emptyAccount();
   }
 
   #read(slots: readonly number[]): unknown[] {

@@ -141,6 +141,19 @@ describe("working memory as a log", () => {
     expect(raw.runs).toEqual([[1, 3]]);
   });
 
+  it("refuses a state record whose slot runs are malformed, on load and on commit, rather than reuse slots that hold memories", async () => {
+    const path = stores.dir();
+    {
+      const root = open(lmdbOptions({ path }));
+      const { memories: _m, ...header } = stateWith([], 1).workingMemory as { memories: unknown[] };
+      await root.openDB({ name: "state" }).put(["broken"], { ...stateWith([], 1), workingMemory: { ...header, memoryCount: 2, memoryRuns: [[0, "two"]] } });
+      await root.close();
+    }
+    const store = stores.open({ path });
+    expect(() => store.actor("broken").loadState()).toThrow(/malformed memoryRuns/);
+    await expect(store.actor("broken").commitTurn({ state: stateWith([memory("new")], 2) })).rejects.toThrow(/malformed memoryRuns/);
+  });
+
   it("stays right when a commit fails: nothing of it lands, and the next commit writes what the log lacks", async () => {
     const store = stores.open();
     const actor = store.actor("samantha");
