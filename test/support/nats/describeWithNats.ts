@@ -1,9 +1,10 @@
 /**
  * The rule for a missing nats-server: skip locally with the install hint, fail in CI
- * (`CI=true`), because a CI run that silently skipped every NATS test would report green
+ * (any non-empty `CI`), because a CI run that silently skipped every NATS test would report green
  * for a bus that was never exercised.
  */
 import { describe, it } from "vitest";
+import { inCi } from "../ci/inCi.ts";
 import { INSTALL_HINT, natsAvailable } from "./natsServer.ts";
 
 /**
@@ -16,7 +17,7 @@ export function describeWithNats(name: string, fn: () => void): void {
     return;
   }
   const message = `nats-server not found (looked in ${process.env.NATS_SERVER_BIN ? `NATS_SERVER_BIN=${process.env.NATS_SERVER_BIN}` : "PATH and /usr/sbin"}): ${INSTALL_HINT}`;
-  if (process.env.CI === "true") {
+  if (inCi()) {
     describe(name, () => {
       it("requires nats-server in CI", () => {
         throw new Error(message);

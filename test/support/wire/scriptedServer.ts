@@ -25,6 +25,8 @@ interface StreamedText {
 export type Behaviour =
   | ({
       type: "reply";
+      /** Wait for this before anything else (a barrier: tests of parallel requests hold every answer until all have arrived). */
+      after?: Promise<unknown>;
       /** Pause before the response headers. */
       delayMs?: number;
       usage?: UsagePlan;
@@ -214,6 +216,7 @@ export class ScriptedServer {
 
     const behaviour = this.#queue.shift() ?? this.#handler?.(recorded, index) ?? this.#fallback;
     if (behaviour.type === "hang") return;
+    if ("after" in behaviour && behaviour.after) await behaviour.after;
     if ("delayMs" in behaviour && behaviour.delayMs) await sleep(behaviour.delayMs);
     if (res.destroyed) return;
 
