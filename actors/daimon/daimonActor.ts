@@ -11,6 +11,7 @@ import { currentCognition, type CognitionContext } from "../../runtime/cognition
 import type { Bus, BusMessage, Subscription } from "../../runtime/bus/Bus.ts";
 import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../runtime/bus/envelope.ts";
 import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/subjects.ts";
+import { PERSON_META_KEYS } from "../soul/Perception.ts";
 import { assertDaimonMode, speaksIn, whispersIn, type DaimonMode } from "./daimonMode.ts";
 import {
   checkDaimonInput,
@@ -105,8 +106,9 @@ class DaimonWiring {
   listen(emit: (observation: DaimonObservation) => void): Subscription[] {
     const perceive = this.#bus.subscribe(this.#subjects.perceive(this.#soulId), (msg) => {
       const env = this.#read(msg);
-      // The daimon's own words come back on this subject too (speak mode); scheduled events
-      // are the soul reminding itself, not conversation.
+      // The daimon's own words come back on this subject too (speak mode). A node refuses
+      // `internal` here (only its internal subject carries the soul's own voice); a
+      // perception claiming it is not conversation either way.
       if (env?.kind !== "perception" || env.from === this.#address || env.body.internal === true) return;
       const observation: DaimonObservation = { type: "OBSERVE_PERCEPTION", name: env.body.name, content: env.body.content, id: env.id };
       if (env.body.meta !== undefined) observation.meta = env.body.meta;
@@ -151,7 +153,7 @@ class DaimonWiring {
       );
       publishing.push(this.#bus.publish(this.#subjects.says(this.#soulId), encodeEnvelope(speech), { msgId: speech.id }));
       // ...and a perception, so the soul hears the daimon speak, in the same place (meta).
-      const meta = delivery.replyTo?.meta;
+      const meta = placeOf(delivery.replyTo?.meta);
       const perception = makeEnvelope(
         "perception",
         this.#address,
@@ -163,6 +165,17 @@ class DaimonWiring {
     }
     await Promise.all(publishing);
   }
+}
+
+/**
+ * Where the person spoke (channel, thread...), without who they are: the daimon's words go
+ * to the same place but are the daimon's, so they must not be filed under the person's id.
+ */
+function placeOf(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (meta === undefined) return undefined;
+  const place = { ...meta };
+  for (const key of PERSON_META_KEYS) delete place[key];
+  return Object.keys(place).length > 0 ? place : undefined;
 }
 
 /** Starts a daimon beside a soul. With mode `off` it holds no subscription until switched on. */

@@ -8,7 +8,7 @@ import { createCognitiveStep } from "../../runtime/cognition/createCognitiveStep
 import { indentNicely } from "../../runtime/cognition/indentNicely.ts";
 import type { InputMemory } from "../../runtime/cognition/Memory.ts";
 import { stripEntityAndVerb } from "../../runtime/cognition/stripEntityAndVerb.ts";
-import { fenceUntrusted } from "../../runtime/cognition/taggedXml.ts";
+import { safeName, untrustedMemory } from "../../runtime/cognition/untrustedMemory.ts";
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import { GROQ_DEFAULT_MODEL } from "../../runtime/providers/groq.ts";
 import { formatTranscript, type TranscriptLine } from "./transcript.ts";
@@ -90,12 +90,12 @@ export function personaDivination(options: PersonaDivinationOptions): Divination
       const model = options.model ?? preferredDaimonModel(currentCognition());
       let memory = new WorkingMemory({ soulName: request.daimonName });
       if (options.persona.trim()) memory = memory.withRegion("core", { role: "system", content: options.persona });
-      // The conversation is other people's words: fenced as untrusted, like any user text.
-      memory = memory.withMemory({
-        role: "user",
-        content: fenceUntrusted(`The recent conversation of ${request.soulName}`, formatTranscript(request.transcript)),
-      });
-      const [, intuition] = await divineIntuition(memory, request.soulName, {
+      // The conversation is other people's words: kept raw and marked untrusted, so the step
+      // fences it once, like any user text (fencing it here too would fence it twice). The
+      // soul's name comes from outside too (a remote soul asking over HTTP): one inert line.
+      const soulName = safeName(request.soulName, "the soul");
+      memory = memory.withMemory(untrustedMemory(`The recent conversation of ${soulName}`, formatTranscript(request.transcript)));
+      const [, intuition] = await divineIntuition(memory, soulName, {
         ...(model !== undefined ? { model } : {}),
         signal: request.signal,
         temperature,

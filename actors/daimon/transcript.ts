@@ -4,6 +4,7 @@
  * soul it watches and must stay cheap, and because a divination only needs the recent
  * drift of the talk, not its history.
  */
+import { safeName } from "../../runtime/cognition/untrustedMemory.ts";
 
 /** Who said a line: someone talking to the soul, the soul itself, or the daimon aloud. */
 export type TranscriptRole = "other" | "soul" | "daimon";
@@ -31,7 +32,11 @@ export function appendLine(
   return next.length > keep ? next.slice(next.length - keep) : next;
 }
 
-/** `Speaker: text` lines, oldest first: how the transcript reaches a prompt (fenced there). */
+/**
+ * `Speaker: text` lines, oldest first: how the transcript reaches a prompt (fenced there).
+ * A speaker's name comes from outside (a display name) and is made one inert line, so it
+ * cannot start a line of its own and put words in another speaker's mouth.
+ */
 export function formatTranscript(transcript: readonly TranscriptLine[]): string {
-  return transcript.map((l) => `${l.speaker}: ${l.text}`).join("\n");
+  return transcript.map((l) => `${safeName(l.speaker, "Someone")}: ${l.text.replace(/\s+/g, " ")}`).join("\n");
 }

@@ -65,6 +65,8 @@ interface SkillGateHost {
   bus: Bus;
   gate: Gate;
   track(work: Promise<void>): void;
+  /** Settles once the bus has taken the subscription or refused it (set when serving starts). */
+  accepted?: Promise<void>;
 }
 
 /** Keyed by actor system: each skill-gate actor is the root of its own system. */
@@ -91,7 +93,12 @@ const serveGate = fromCallback<EventObject, SkillGateInput>(({ input, system, se
       live = false;
     };
   }
-  void sub.closed.then(() => queueMicrotask(() => report({ type: "gate.failed", error: `subscription on ${input.subject} ended (the bus closed)` })));
+  // A refused subscription (NATS permissions) ends at once too: say so, not that the bus closed.
+  host.accepted = sub.accepted();
+  host.accepted.then(
+    () => sub.closed.then(() => queueMicrotask(() => report({ type: "gate.failed", error: `subscription on ${input.subject} ended (the bus closed)` }))),
+    (err: unknown) => report({ type: "gate.failed", error: errorMessage(err) }),
+  );
   return () => {
     live = false;
     sub.unsubscribe();
@@ -173,6 +180,11 @@ export interface SkillGateHandle {
   stats(): SkillGateStats;
   /** True while the actor is in `serving`. */
   serving(): boolean;
+  /**
+   * Resolves once the bus has taken the gate's subscription; rejects with the reason it does
+   * not serve (a NATS user whose permissions refuse the verify subject, a closed bus).
+   */
+  ready(): Promise<void>;
   /** Stops taking requests; resolves once the requests already taken have been answered. */
   stop(): Promise<void>;
 }
@@ -207,6 +219,11 @@ export function startSkillGate(options: SkillGateOptions): SkillGateHandle {
       return { served, passed, transformed, intercepted, held, errors, malformed };
     },
     serving: () => actor.getSnapshot().matches("serving"),
+    async ready() {
+      await host.accepted;
+      const { failure } = actor.getSnapshot().context;
+      if (failure !== null) throw new Error(failure);
+    },
     async stop() {
       if (actor.getSnapshot().status === "active") actor.send({ type: "STOP" });
       await Promise.allSettled([...inFlight]);

@@ -21,4 +21,11 @@ export interface Perception {
   ts: number;
 }
 
+/**
+ * The `meta` keys by which a bridge names the person who spoke (a stable platform id). A
+ * soul files what it learns about someone under them (Claudius's user models), so a voice
+ * that is not that person (a daimon speaking in their thread) must not carry them.
+ */
+export const PERSON_META_KEYS = ["userId", "user_id", "user"] as const;
+
 export type PerceptionInput = Omit<Perception, "id" | "ts"> & Partial<Pick<Perception, "id" | "ts">>;

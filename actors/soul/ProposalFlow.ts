@@ -1,7 +1,9 @@
 import type { ActorStore, OutboxEntry } from "../../runtime/store/types.ts";
 import type { Outlet } from "./outlet.ts";
+import { OutboxDelivery } from "./OutboxDelivery.ts";
 import type { Perception } from "./Perception.ts";
 import { isInterception, type Proposal, type ReviewVerdict } from "./Proposal.ts";
+import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
 
@@ -9,6 +11,8 @@ export interface ProposalFlowOptions {
   soulId: string;
   outlet: Outlet;
   store: Pick<ActorStore, "ackOutbox">;
+  /** Times the retries of a failed delivery. */
+  clock: Clock;
   emit(event: SoulEvent): void;
   /** Counts deliveries in flight, so the soul is not idle while one is under way. */
   busy(delta: 1 | -1): void;
@@ -17,15 +21,37 @@ export interface ProposalFlowOptions {
 /**
  * The way out of a soul: a turn's actions become proposals, pass review (the gate chain),
  * and, once the turn has committed them to the outbox, are delivered in order and
- * acknowledged. A delivery that fails stays in the outbox for the next activation.
+ * acknowledged. A delivery that fails is tried again, and what follows waits for it
+ * (OutboxDelivery).
  */
 export class ProposalFlow {
   readonly #o: ProposalFlowOptions;
   readonly #speechListeners = new Set<(proposal: Proposal) => void>();
-  #deliveries: Promise<void> = Promise.resolve();
+  readonly #delivery: OutboxDelivery;
 
   constructor(options: ProposalFlowOptions) {
     this.#o = options;
+    this.#delivery = new OutboxDelivery({
+      clock: options.clock,
+      deliver: (entry) => this.#deliverOne(entry),
+      failed: (entry, err, retryInMs) => this.#failed(entry, err, retryInMs),
+      busy: options.busy,
+    });
+  }
+
+  /** Committed speech waits for a failed delivery to be retried: the soul's chunks are held back meanwhile. */
+  get waiting(): boolean {
+    return this.#delivery.waiting;
+  }
+
+  /** Committed proposals not yet delivered. */
+  get undelivered(): number {
+    return this.#delivery.undelivered;
+  }
+
+  /** Ends the retries; what is undelivered stays in the outbox for the next activation. */
+  stop(): void {
+    this.#delivery.stop();
   }
 
   onSpeech(listener: (proposal: Proposal) => void): () => void {
@@ -33,9 +59,9 @@ export class ProposalFlow {
     return () => this.#speechListeners.delete(listener);
   }
 
-  /** Resolves when every delivery started so far has finished. */
+  /** Resolves when no delivery is under way or waiting for a retry (see `stop`). */
   settled(): Promise<void> {
-    return this.#deliveries;
+    return this.#delivery.settled();
   }
 
   async review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
@@ -76,26 +102,23 @@ export class ProposalFlow {
   }
 
   deliver(entries: OutboxEntry[]): void {
-    this.#o.busy(1);
-    this.#deliveries = this.#deliveries
-      .then(async () => {
-        for (const entry of entries) await this.#deliverOne(entry);
-      })
-      .finally(() => this.#o.busy(-1));
+    this.#delivery.add(entries);
   }
 
+  #failed(entry: OutboxEntry, err: unknown, retryInMs: number | undefined): void {
+    const proposal = entry.payload as Proposal;
+    const next = retryInMs === undefined ? "left in the outbox for the next activation" : `delivered again in ${retryInMs} ms, before anything said after it`;
+    const message = `${(err as Error)?.message ?? String(err)}; ${next}`;
+    this.#o.emit({ type: "error", soulId: this.#o.soulId, phase: "deliver", message, ...(proposal.causation ? { perceptionId: proposal.causation } : {}) });
+  }
+
+  /** Rejects when the outlet did not take it: the entry is then still in the outbox. */
   async #deliverOne(entry: OutboxEntry): Promise<void> {
     const { soulId, outlet, store, emit } = this.#o;
     const proposal = entry.payload as Proposal;
     const failed = (err: unknown) =>
       emit({ type: "error", soulId, phase: "deliver", message: (err as Error)?.message ?? String(err), ...(proposal.causation ? { perceptionId: proposal.causation } : {}) });
-    try {
-      await outlet.deliver(proposal);
-    } catch (err) {
-      // Left un-acknowledged: delivered again on the next activation.
-      failed(err);
-      return;
-    }
+    await outlet.deliver(proposal);
     // The acknowledgement does not hold up the next delivery: it only removes the entry, and
     // if it is lost the entry is delivered again with the same id, which receivers dedupe.
     this.#o.busy(1);

@@ -6,8 +6,9 @@ import type { Proposal } from "./Proposal.ts";
  * inbox with its error.
  */
 export type SoulEvent =
-  | { type: "turn"; soulId: string; turn: number; process: string; perceptionId: string; durationMs: number }
-  | { type: "transition"; soulId: string; from: string; to: string; executeNow: boolean; perceptionId: string }
+  /** `turnId` (`<soulId>:<turn>`, `...:sub` for subprocesses) is what the turn's speech carries as its trace. */
+  | { type: "turn"; soulId: string; turn: number; process: string; perceptionId: string; durationMs: number; turnId: string }
+  | { type: "transition"; soulId: string; from: string; to: string; executeNow: boolean; perceptionId: string; turnId: string }
   | { type: "error"; soulId: string; phase: SoulErrorPhase; message: string; perceptionId?: string; process?: string }
   | { type: "log"; soulId: string; message: string; process?: string; data?: Record<string, unknown> }
   | { type: "intercepted"; soulId: string; proposal: Proposal; kind: "log" | "event"; reason: string }

@@ -23,6 +23,7 @@ import type { Perception, PerceptionInput } from "./Perception.ts";
 import { normalizePerception } from "./perceptionInput.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulMachine } from "./soulMachine.ts";
+import { DEFAULT_MAX_QUEUED, SoulQueueFull } from "./SoulQueueFull.ts";
 import type { SoulStatus } from "./SoulRuntime.ts";
 import type { SoulState } from "./SoulState.ts";
 import type { SoulWrites } from "./SoulWrites.ts";
@@ -60,6 +61,13 @@ export interface SoulIntakeOptions {
   writes: SoulWrites;
   /** Counts perceptions on their way into the inbox, so the soul is not idle while one is. */
   busy(delta: 1 | -1): void;
+  /** Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED); past it, `perceive` refuses. */
+  maxQueued: number | undefined;
+}
+
+export interface PerceiveOptions {
+  /** A scheduled perception of the soul's own: taken even past the bound, as refusing it would lose it. */
+  own?: boolean;
 }
 
 const noop = () => undefined;
@@ -67,16 +75,21 @@ const noop = () => undefined;
 export class SoulIntake {
   readonly #soul: IntakeSoul;
   readonly #o: SoulIntakeOptions;
+  readonly #maxQueued: number;
   #lastSend: Promise<unknown> = Promise.resolve();
   #receiving = 0;
   /** Taken the slow way: waiting for their inbox write before they go to the machine. */
   #waiting = 0;
   /** Ids whose inbox write is under way. */
   readonly #writing = new Set<string>();
+  /** Sources waiting for room in the queue (`room`). */
+  #roomWaiters: (() => void)[] = [];
 
   constructor(soul: IntakeSoul, options: SoulIntakeOptions) {
     this.#soul = soul;
     this.#o = options;
+    this.#maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 1) throw new Error(`maxQueued must be a whole number of at least 1 (got ${String(options.maxQueued)})`);
   }
 
   /** Resolves once every perception taken so far has gone into the inbox (or failed to). */
@@ -84,12 +97,40 @@ export class SoulIntake {
     return this.#lastSend;
   }
 
-  perceive(input: PerceptionInput): Promise<PerceiveResult> {
+  /** Perceptions waiting: queued in the machine, or on their way to it behind an inbox write. */
+  waiting(): number {
+    return this.#soul.actor.getSnapshot().context.queue.length + this.#waiting;
+  }
+
+  /**
+   * Undefined when the soul can take a perception now; else resolves once it can, or once it
+   * is no longer active (then `perceive` says why). For a source that waits instead of
+   * sending what would be refused.
+   */
+  room(): Promise<void> | undefined {
+    if (this.#hasRoom()) return undefined;
+    return new Promise<void>((resolve) => this.#roomWaiters.push(resolve));
+  }
+
+  /** The queue may have shrunk, or the soul stopped: wakes the sources waiting for room. */
+  wake(): void {
+    if (this.#roomWaiters.length === 0 || !this.#hasRoom()) return;
+    const waiters = this.#roomWaiters;
+    this.#roomWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #hasRoom(): boolean {
+    return this.#soul.status !== "active" || this.waiting() < this.#maxQueued;
+  }
+
+  perceive(input: PerceptionInput, options: PerceiveOptions = {}): Promise<PerceiveResult> {
     const soul = this.#soul;
     if (soul.status === "expired" || soul.committed().metadata["expired"] === true) {
       return Promise.resolve({ accepted: false, id: input.id ?? "", reason: "expired" });
     }
     if (soul.status !== "active" && soul.status !== "stopping") return Promise.reject(new Error(`soul '${soul.soulId}' is stopped`));
+    if (options.own !== true && this.waiting() >= this.#maxQueued) return Promise.reject(new SoulQueueFull(soul.soulId, this.#maxQueued));
     let perception: Perception;
     try {
       perception = normalizePerception(input, soul.blueprint, soul.clock.now());
@@ -153,9 +194,20 @@ export class SoulIntake {
     return sent;
   }
 
+  /**
+   * For a source that keeps each perception until it acknowledges it (the node's JetStream
+   * consumer). The soul takes it with nothing written first: the turn's commit records it in
+   * the inbox, done, and `settled` resolves then, or once a failure is recorded; it rejects
+   * if the soul stops first (see HeldPerceptions). While perceptions are on their way into
+   * the inbox, or MAX_HELD are held, it goes in as with `perceive`, and the result has no
+   * `settled`: it may be acknowledged at once. Resolves once the perception is in line;
+   * past the bound it is refused as by `perceive`.
+   */
   perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult> {
     const soul = this.#soul;
-    if (this.#receiving > 0 || this.#o.held.size >= MAX_HELD || soul.status !== "active" || soul.committed().metadata["expired"] === true) return this.perceive(input);
+    // Past the bound, `perceive` refuses it.
+    const full = this.waiting() >= this.#maxQueued;
+    if (full || this.#receiving > 0 || this.#o.held.size >= MAX_HELD || soul.status !== "active" || soul.committed().metadata["expired"] === true) return this.perceive(input);
     if (soul.actor.getSnapshot().status !== "active") return this.perceive(input);
     let perception: Perception;
     try {
@@ -197,5 +249,7 @@ export class SoulIntake {
     this.#writing.delete(id);
     this.#receiving--;
     this.#o.busy(-1);
+    // A duplicate went nowhere: its place in line is free again.
+    this.wake();
   }
 }

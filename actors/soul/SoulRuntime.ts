@@ -44,6 +44,8 @@ export interface SoulRuntimeOptions {
   inspect?: ActorOptions<SoulMachine>["inspect"];
   clock: Clock;
   onEvent?: (event: SoulEvent) => void;
+  /** Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED, SoulQueueFull.ts). */
+  maxQueued?: number;
 }
 
 export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
@@ -82,6 +84,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   #idleWaiters: (() => void)[] = [];
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
+  /** The write of the latest whisper taken (a new promise for each): what `keepWhisper` waits for. */
+  #whisperWrite: Promise<void> = Promise.resolve();
 
   constructor(options: SoulRuntimeOptions) {
     this.soulId = options.id;
@@ -98,10 +102,10 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       this.#busy += delta;
       if (delta < 0) this.#checkIdle();
     };
-    this.#proposals = new ProposalFlow({ soulId: this.soulId, outlet: this.outlet, store: this.store, emit: (event) => this.emit(event), busy });
+    this.#proposals = new ProposalFlow({ soulId: this.soulId, outlet: this.outlet, store: this.store, clock: this.clock, emit: (event) => this.emit(event), busy });
     this.#held = new HeldPerceptions(this.soulId, busy);
     this.#writes = new SoulWrites(busy);
-    this.#intake = new SoulIntake(this, { held: this.#held, writes: this.#writes, busy });
+    this.#intake = new SoulIntake(this, { held: this.#held, writes: this.#writes, busy, maxQueued: options.maxQueued });
     this.#subprocesses = new SubprocessPhase(this);
     this.#schedules = new SoulSchedules({
       soulId: this.soulId,
@@ -109,7 +113,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       clock: this.clock,
       store: this.store,
       writes: this.#writes,
-      perceive: (input) => this.perceive(input),
+      perceive: (input) => this.#intake.perceive(input, { own: true }),
       emit: (event) => this.emit(event),
       failed: (err, id) => this.#emitError("schedule", err, id),
     });
@@ -125,7 +129,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       clock: this.clock,
     });
     bindSoulMachineHost(this.actor.system, this);
-    this.actor.subscribe({ next: () => this.#checkIdle(), error: (err) => this.#machineFailed(err) });
+    this.actor.subscribe({ next: () => (this.#checkIdle(), this.#intake.wake()), error: (err) => (this.#machineFailed(err), this.#intake.wake()) });
     this.actor.start();
     this.#restore();
   }
@@ -144,16 +148,14 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return this.#intake.perceive(input);
   }
 
-  /**
-   * For a source that keeps each perception until it acknowledges it (the node's JetStream
-   * consumer). The soul takes it with nothing written first: the turn's commit records it in
-   * the inbox, done, and `settled` resolves then, or once a failure is recorded; it rejects
-   * if the soul stops first (see HeldPerceptions). While perceptions are on their way into
-   * the inbox, or MAX_HELD are held, it goes in as with `perceive`, and the result has no
-   * `settled`: it may be acknowledged at once. Resolves once the perception is in line.
-   */
+  /** For a source that keeps each perception until it acknowledges it: see SoulIntake.perceiveHeld. */
   perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult> {
     return this.#intake.perceiveHeld(input);
+  }
+
+  /** Undefined when the soul can take a perception now; else resolves once it can (SoulIntake.room). */
+  room(): Promise<void> | undefined {
+    return this.#intake.room();
   }
 
   /**
@@ -168,14 +170,29 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     const text = sanitizeWhisper(content);
     if (!text) {
       this.emit({ type: "whisperIgnored", soulId: this.soulId, source: from, reason: "the whisper is empty once sanitised" });
+      this.#whisperWrite = Promise.resolve();
       return;
     }
-    this.emit({ type: "whisper", soulId: this.soulId, source: from });
     const whisper: DaimonicWhisper = { content: text, source: from };
-    void this.#commit(() => {
+    const write = this.#commit(() => {
       const state = { ...this.#state, soulMemory: { ...this.#state.soulMemory, [DAIMONIC_WHISPER_KEY]: whisper } };
       return { state, commit: { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) } };
-    }).catch((err: unknown) => this.#emitError("commit", err));
+    }).then(() => this.emit({ type: "whisper", soulId: this.soulId, source: from }));
+    // Reported here whoever waits for it; `keepWhisper` hands the failure on to its caller.
+    write.catch((err: unknown) => this.#emitError("commit", err));
+    this.#whisperWrite = write;
+  }
+
+  /**
+   * Sends the whisper through the machine (so an inspector sees it) and resolves once it is
+   * stored, or at once when it is ignored (empty once sanitised). Rejects when its commit
+   * failed: a whisper that is not in the store is not kept, and its sender must know.
+   */
+  keepWhisper(content: string, source: string): Promise<void> {
+    const before = this.#whisperWrite;
+    this.actor.send({ type: "WHISPER", content, source });
+    if (this.#whisperWrite === before) return Promise.reject(new Error(`soul '${this.soulId}' did not take the whisper; it was not kept`));
+    return this.#whisperWrite;
   }
 
   /** Resolves once every write of the soul so far is durable (a whisper, a commit). */
@@ -227,6 +244,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     await this.#intake.received();
     await this.flushed();
     this.#held.releaseAll("it stopped");
+    this.#proposals.stop();
     await this.#proposals.settled();
     for (const child of this.#children) child.stop?.();
     this.#children.clear();
@@ -266,7 +284,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   // ---- RunHost ------------------------------------------------------------------------
 
   queued(): readonly Perception[] {
-    return this.actor.getSnapshot().context.queue;
+    return this.actor.getSnapshot().context.queue.toArray();
   }
 
   committedSchedules(): Iterable<ScheduledEntry> {
@@ -278,7 +296,15 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   chunk(proposalId: string, text: string): void {
+    // Streamed now, it would reach listeners ahead of earlier speech still waiting for its
+    // retry; its final text follows that speech in order anyway.
+    if (this.#proposals.waiting) return;
     this.outlet.chunk?.(this.soulId, proposalId, text);
+  }
+
+  /** Committed proposals not yet delivered (a failed delivery waits for its retry, and those after it). */
+  get undelivered(): number {
+    return this.#proposals.undelivered;
   }
 
   spawnChild<TLogic extends AnyActorLogic>(logic: TLogic, input: InputFrom<TLogic>, id?: string): ActorRefFrom<TLogic> {
@@ -365,14 +391,14 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", message, process, perceptionId });
   }
 
-  emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string): void {
-    if (this.#eventListeners.size) this.emit({ type: "transition", soulId: this.soulId, from, to, executeNow, perceptionId });
+  emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void {
+    if (this.#eventListeners.size) this.emit({ type: "transition", soulId: this.soulId, from, to, executeNow, perceptionId, turnId });
   }
 
-  emitTurn(turn: number, process: string, perceptionId: string, startedAt: number): void {
+  emitTurn(turn: number, process: string, perceptionId: string, startedAt: number, turnId: string): void {
     this.lastActivity = this.clock.now();
     if (this.#eventListeners.size) {
-      this.emit({ type: "turn", soulId: this.soulId, turn, process, perceptionId, durationMs: this.clock.now() - startedAt });
+      this.emit({ type: "turn", soulId: this.soulId, turn, process, perceptionId, durationMs: this.clock.now() - startedAt, turnId });
     }
   }
 

@@ -113,7 +113,7 @@ export class SubprocessPhase {
       };
       if (previous !== undefined) place.previousProcess = previous;
       const state = await this.#soul.commitDraft(phase, place, {}, proposals);
-      if (next !== input.next) this.#soul.emitTransition(input.process, next, false, input.perception.id);
+      if (next !== input.next) this.#soul.emitTransition(input.process, next, false, input.perception.id, phase.turnId);
       return { next, params: state.nextParams };
     } finally {
       if (this.#abort === abort) this.#abort = undefined;

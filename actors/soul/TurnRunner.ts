@@ -29,8 +29,8 @@ export interface TurnServices {
   /** Commits in order with every other write of this soul, then does the post-commit work. */
   commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState>;
   failPerception(perception: Perception, process: string, error: unknown): Promise<void>;
-  emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string): void;
-  emitTurn(turn: number, process: string, perceptionId: string, startedAt: number): void;
+  emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void;
+  emitTurn(turn: number, process: string, perceptionId: string, startedAt: number, turnId: string): void;
   emit(event: SoulEvent): void;
   /** The soul has been told to stop: a running ISM ends at its next loop. */
   stopRequested(): boolean;
@@ -338,7 +338,7 @@ export class TurnRunner {
   /** An executeNow hand-over keeps the turn open; anything else commits it. */
   async #settle(turn: ActiveTurn, out: RunOutput): Promise<RunOutput> {
     if (out.executeNow) {
-      this.#soul.emitTransition(out.process, out.next, true, turn.perception.id);
+      this.#soul.emitTransition(out.process, out.next, true, turn.perception.id, turn.draft.turnId);
       return out;
     }
     await this.#finish(turn, out);
@@ -368,9 +368,9 @@ export class TurnRunner {
     endIsmRuns(turn);
     this.lastCommitted = { turnId: draft.turnId, process: turn.lastProcess, previous: turn.lastPrevious };
     if (out.next !== turn.origin || turn.lastProcess !== turn.origin) {
-      this.#soul.emitTransition(turn.lastProcess, out.next, false, perception.id);
+      this.#soul.emitTransition(turn.lastProcess, out.next, false, perception.id, draft.turnId);
     }
-    this.#soul.emitTurn(state.turn, turn.lastProcess, perception.id, turn.startedAt);
+    this.#soul.emitTurn(state.turn, turn.lastProcess, perception.id, turn.startedAt, draft.turnId);
   }
 }
 

@@ -28,6 +28,11 @@ export interface CreateSoulOptions {
   clock?: Clock;
   /** Attached before the soul restores, so events of the restore itself are seen too. */
   onEvent?: SoulEventListener;
+  /**
+   * Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED); past it
+   * `perceive` rejects with SoulQueueFull and writes nothing.
+   */
+  maxQueued?: number;
 }
 
 export interface SoulStateView {
@@ -38,6 +43,8 @@ export interface SoulStateView {
   /** Perceptions queued behind the running one. */
   pending: number;
   running: boolean;
+  /** Committed proposals not yet delivered: one whose delivery failed waits for its retry, and those after it. */
+  undelivered: number;
   status: SoulStatus;
   invocationCounts: Readonly<Record<string, number>>;
 }
@@ -45,7 +52,10 @@ export interface SoulStateView {
 export interface Soul {
   readonly id: string;
   readonly blueprint: SoulBlueprint;
-  /** Records the perception in the inbox, then queues it; a duplicate id is dropped. */
+  /**
+   * Records the perception in the inbox, then queues it; a duplicate id is dropped. With
+   * `maxQueued` perceptions waiting it rejects with SoulQueueFull, and nothing is written.
+   */
   perceive(input: PerceptionInput): Promise<PerceiveResult>;
   /**
    * For a source that redelivers a perception until it is acknowledged (a JetStream
@@ -54,8 +64,14 @@ export interface Soul {
    */
   perceiveHeld(input: PerceptionInput): Promise<HeldPerceiveResult>;
   /**
+   * Undefined when the soul can take a perception now; else a promise that resolves once a
+   * turn has made room, or once the soul is no longer active. A source that can keep its
+   * perceptions (a stream) waits on it instead of sending what would be refused.
+   */
+  room(): Promise<void> | undefined;
+  /**
    * A daimon's intuition: sanitised, kept in soul memory `daimonicWhisper` (resolves when
-   * durable), recalled as the soul's own memory by the next successful turn that answers an
+   * durable; rejects, and keeps nothing, when its commit fails), recalled as the soul's own memory by the next successful turn that answers an
    * external perception, and consumed by that turn's commit. One that is empty once
    * sanitised is not kept (a `whisperIgnored` event says so).
    */
@@ -97,6 +113,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
     ...(options.cognition ? { cognition: options.cognition } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
   });
   return {
     id: options.id,
@@ -104,10 +121,10 @@ export function createSoul(options: CreateSoulOptions): Soul {
     actor: runtime.actor,
     perceive: (input) => runtime.perceive(input),
     perceiveHeld: (input) => runtime.perceiveHeld(input),
+    room: () => runtime.room(),
     async whisper(content, source = "daimon") {
       if (runtime.status !== "active") throw new Error(`soul '${options.id}' is ${runtime.status}; the whisper was not kept`);
-      runtime.actor.send({ type: "WHISPER", content, source });
-      await runtime.flushed();
+      await runtime.keepWhisper(content, source);
     },
     onSpeech: (listener) => runtime.onSpeech(listener),
     onEvent: (listener) => runtime.onEvent(listener),
@@ -121,6 +138,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
         turn: committed.turn,
         pending: snapshot.context.queue.length,
         running: snapshot.context.perception !== null,
+        undelivered: runtime.undelivered,
         status: runtime.status,
         invocationCounts: committed.invocationCounts,
       };

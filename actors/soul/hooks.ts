@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import { userModelKey, userModelPrefix, userOfModelKey } from "../../runtime/store/userModelKeys.ts";
 import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/store/userModels.ts";
 import type { MentalProcess, ProcessParams, ProcessRef } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
@@ -270,12 +271,12 @@ export function useUserModels(): UserModelsHook {
   const history = (userId: string): UserModelVersion[] => {
     const id = check(userId);
     const versions = new Map<number, UserModelVersion>();
-    for (const entry of host.committedKv(USER_MODELS_NAMESPACE, [id])) {
+    for (const entry of host.committedKv(USER_MODELS_NAMESPACE, userModelPrefix(id))) {
       const v = entry.value as UserModelVersion;
       versions.set(v.version, v);
     }
     for (const write of draft.pendingKv(USER_MODELS_NAMESPACE)) {
-      if (write.key[0] !== id) continue;
+      if (userOfModelKey(write.key) !== id) continue;
       const v = write.value as UserModelVersion;
       versions.set(v.version, v);
     }
@@ -294,7 +295,7 @@ export function useUserModels(): UserModelsHook {
         changeNote: String(changeNote ?? "").replace(/\s+/g, " ").trim(),
         ts: host.clock.now(),
       };
-      draft.kvWrites.push({ namespace: USER_MODELS_NAMESPACE, key: [id, version.version], value: version });
+      draft.kvWrites.push({ namespace: USER_MODELS_NAMESPACE, key: userModelKey(id, version.version), value: version });
       return version;
     },
   };

@@ -15,6 +15,7 @@ export type {
   TransitionOptions,
 } from "./MentalProcess.ts";
 export type { Perception, PerceptionInput } from "./Perception.ts";
+export { PERSON_META_KEYS } from "./Perception.ts";
 export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory, useUserModels } from "./hooks.ts";
 export type {
   DispatchedAction,
@@ -33,6 +34,8 @@ export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from 
 export type { HeldPerceiveResult, PerceiveResult } from "./SoulIntake.ts";
 export type { SoulStatus } from "./SoulRuntime.ts";
 export { HeldPerceptionReleased } from "./HeldPerceptions.ts";
+export { DEFAULT_MAX_QUEUED, SoulQueueFull, isSoulQueueFull } from "./SoulQueueFull.ts";
+export { PerceptionQueue } from "./PerceptionQueue.ts";
 export { createSoulHost } from "./soulHost.ts";
 export type { SoulHost, SoulHostOptions, SoulRegistryEntry } from "./soulHost.ts";
 export { createInProcessOutlet } from "./outlet.ts";

@@ -7,11 +7,12 @@
  */
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
+import { PerceptionQueue } from "./PerceptionQueue.ts";
 import type { SoulMachine, SoulMachineContext } from "./soulMachine.ts";
 
 /** The context of a soul at rest in `current`: what a turn-boundary snapshot holds. */
 export function restingContext(current: string, nextParams: ProcessParams | null): SoulMachineContext {
-  return { current, queue: [], perception: null, chain: 0, runParams: null, nextParams, stopping: false };
+  return { current, queue: PerceptionQueue.empty, perception: null, chain: 0, runParams: null, nextParams, stopping: false };
 }
 
 /** The persisted snapshot of a soul resting in `current`, as a turn commit stores it. */

@@ -20,6 +20,8 @@ export interface SoulHostOptions {
   inspect?: ActorOptions<SoulMachine>["inspect"];
   /** Told of every activation, to attach listeners to the fresh soul. */
   onActivate?: (soul: Soul) => void;
+  /** Perceptions each soul may keep waiting (createSoul's `maxQueued`); one for all, or chosen by id. */
+  maxQueued?: number | ((id: string) => number | undefined);
 }
 
 export interface SoulRegistryEntry {
@@ -81,6 +83,10 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
     typeof options.store === "function" ? options.store(id) : options.store.actor(id);
   const blueprintOf = (id: string): SoulBlueprint =>
     typeof options.blueprint === "function" ? options.blueprint(id) : options.blueprint;
+  const maxQueuedOf = (id: string): { maxQueued?: number } => {
+    const max = typeof options.maxQueued === "function" ? options.maxQueued(id) : options.maxQueued;
+    return max !== undefined ? { maxQueued: max } : {};
+  };
   const registry = createSoulRegistry();
   const live = new Map<string, Soul>();
   const passivating = new Map<string, Promise<void>>();
@@ -100,6 +106,7 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       ...(options.outlet ? { outlet: options.outlet } : {}),
       ...(options.cognition ? { cognition: options.cognition } : {}),
       ...(options.inspect ? { inspect: options.inspect } : {}),
+      ...maxQueuedOf(id),
     });
     live.set(id, soul);
     registry.trigger.activated({ id, at: clock.now() });
@@ -156,7 +163,8 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       const cutoff = clock.now() - olderThanMs;
       const idle = [...live.values()].filter((soul) => {
         const state = soul.state();
-        return !state.running && state.pending === 0 && soul.lastActivity() <= cutoff;
+        // Speech waiting for a retry keeps its soul live: passivated, it would wait for the next perception.
+        return !state.running && state.pending === 0 && state.undelivered === 0 && soul.lastActivity() <= cutoff;
       });
       await Promise.all(idle.map((soul) => passivate(soul.id)));
       return idle.map((soul) => soul.id);

@@ -5,6 +5,7 @@ import type { IsmOutput } from "../ism/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "./MentalProcess.ts";
 import type { Perception } from "./Perception.ts";
+import { PerceptionQueue } from "./PerceptionQueue.ts";
 import { hostOf, type IsmFinishInput, type IsmPrepared, type IsmResult, type RunInput, type RunOutput, type SubprocessInput, type SubprocessOutput } from "./soulMachineHost.ts";
 
 /**
@@ -21,8 +22,8 @@ import { hostOf, type IsmFinishInput, type IsmPrepared, type IsmResult, type Run
 export interface SoulMachineContext {
   /** The process the soul is in between turns: the last committed one. */
   current: string;
-  /** Perceptions waiting their turn, in arrival order; the running process sees them. */
-  queue: Perception[];
+  /** Perceptions waiting their turn, in arrival order; the running process sees them. An inspector sees their count and first ids. */
+  queue: PerceptionQueue;
   /** The perception this turn is processing. */
   perception: Perception | null;
   /** executeNow hand-overs taken in this turn. */
@@ -75,27 +76,27 @@ const soulSetup = setup({
   actions: {
     enqueue: assign({
       queue: ({ context, event }) =>
-        event.type === "PERCEIVE" || event.type === "SCHEDULED" ? [...context.queue, event.perception] : context.queue,
+        event.type === "PERCEIVE" || event.type === "SCHEDULED" ? context.queue.enqueue(event.perception) : context.queue,
     }),
     takeNext: assign({
-      perception: ({ context }) => context.queue[0] ?? null,
-      queue: ({ context }) => context.queue.slice(1),
+      perception: ({ context }) => context.queue.head ?? null,
+      queue: ({ context }) => context.queue.dequeue(),
       runParams: ({ context }) => context.nextParams,
       chain: 0,
     }),
     takeRouted: assign({
-      perception: ({ context }) => context.queue[0] ?? null,
-      queue: ({ context }) => context.queue.slice(1),
-      runParams: ({ context }) => context.queue[0]?.params ?? null,
+      perception: ({ context }) => context.queue.head ?? null,
+      queue: ({ context }) => context.queue.dequeue(),
+      runParams: ({ context }) => context.queue.head?.params ?? null,
       chain: 0,
     }),
     /** A routed perception whose process is unknown runs in the current process instead. */
     unroute: assign({
       queue: ({ context }) => {
-        const [head, ...rest] = context.queue;
-        if (!head) return rest;
+        const head = context.queue.head;
+        if (!head) return context.queue;
         const { process: _dropped, ...plain } = head;
-        return [plain, ...rest];
+        return context.queue.replaceHead(plain);
       },
     }),
     chainNext: assign({
@@ -130,10 +131,10 @@ const soulSetup = setup({
     stopping: ({ context }) => context.stopping,
     hasQueued: ({ context }) => context.queue.length > 0,
     routedHead: ({ context }) => {
-      const head = context.queue[0];
+      const head = context.queue.head;
       return head?.process !== undefined && head.process !== context.current;
     },
-    routesTo: ({ context }, params: { process: string }) => context.queue[0]?.process === params.process,
+    routesTo: ({ context }, params: { process: string }) => context.queue.head?.process === params.process,
     isCurrent: ({ context }, params: { process: string }) => context.current === params.process,
     executeNowTo: ({ event }, params: { process: string }) => {
       const out = outputOf<RunOutput>(event);
@@ -296,7 +297,7 @@ export function createSoulMachine(blueprint: SoulBlueprint) {
     id: "soul",
     context: {
       current: blueprint.initialProcess,
-      queue: [],
+      queue: PerceptionQueue.empty,
       perception: null,
       chain: 0,
       runParams: null,

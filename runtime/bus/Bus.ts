@@ -46,6 +46,13 @@ export interface Subscription extends AsyncIterable<BusMessage> {
   unsubscribe(): void;
   /** Resolves when the subscription has ended and its handler (if any) has returned. */
   readonly closed: Promise<void>;
+  /**
+   * Resolves once the bus has taken the subscription; rejects if it refused it. NATS refuses
+   * a subject the user may not subscribe to after the fact (a permissions violation follows
+   * the SUB), so this is a round trip to the server. Subscribing never waits for it: call it
+   * where a refusal must not pass unnoticed.
+   */
+  accepted(): Promise<void>;
 }
 
 export interface PublishOptions {

@@ -43,11 +43,11 @@ export function assertCanConsume(state: BusState, streamSubjects: readonly strin
   if (!streamSubjects.some((s) => subjectContains(s, subjectFilter))) throw new NotDurableSubjectError(subjectFilter, streamSubjects);
 }
 
-/** A durable message whose last allowed delivery failed goes to the bus's dead subject, with the error as its reason. */
-export function deadLetterExhausted(bus: Bus): (msg: DurableMessage, err: unknown) => Promise<void> {
-  return async (msg, err) => {
+/** A durable message whose last allowed delivery failed goes to the bus's dead subject, with the error as its reason; resolves to whether that record was written. */
+export function deadLetterExhausted(bus: Bus): (msg: DurableMessage, err: unknown) => Promise<boolean> {
+  return (msg, err) => {
     const reason = `handler failed on delivery ${msg.deliveryCount}, the last one allowed: ${err instanceof Error ? err.message : String(err)}`;
-    await deadLetter(bus, bus.cluster, { subject: msg.subject, reason, data: msg.data });
+    return deadLetter(bus, bus.cluster, { subject: msg.subject, reason, data: msg.data });
   };
 }
 

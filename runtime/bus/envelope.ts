@@ -11,31 +11,46 @@
 import { Packr, Unpackr } from "msgpackr";
 import { z } from "zod";
 import { BusError, PayloadTooLargeError } from "./errors.ts";
+import { MAX_DEPTH, plainMsgpackProblem } from "./plainMsgpack.ts";
 import { nextUlid } from "./ulids.ts";
+
+export { MAX_DEPTH };
 
 export const ENVELOPE_VERSION = 1;
 /** Default largest encoded envelope; NATS's own default max_payload is the same 1 MiB. */
 export const DEFAULT_MAX_ENVELOPE_BYTES = 1024 * 1024;
-/** Nested maps/arrays deeper than this are refused: no legitimate body needs it, and it bounds recursion. */
-export const MAX_DEPTH = 32;
 
 export const ENVELOPE_KINDS = ["perception", "whisper", "speech", "event", "proposal", "verdict"] as const;
 export type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];
 
-const address = z.string().min(1).max(256);
-const shortText = z.string().min(1).max(256);
+/**
+ * Control characters (Unicode Cc: U+0000-U+001F, U+007F-U+009F). Identifiers become LMDB
+ * keys (0x00 is its element delimiter), `Nats-Msg-Id` header values (a CR or LF would end the
+ * header) and log lines: one with a control character is refused on receipt, not five
+ * deliveries later at the inbox.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+/** An identifier: 1 to `max` characters of any text but control characters (PROTOCOL.md §5). */
+const identifier = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !CONTROL_CHARACTER.test(s), { message: "must not contain control characters (U+0000-U+001F, U+007F-U+009F)", abort: true });
+const address = identifier(256);
+const shortText = identifier(256);
 const extras = z.record(z.string(), z.unknown());
 
 export const perceptionBodySchema = z.object({
   /** What happened: "said", "joined", or a scheduled event's name. */
-  action: z.string().min(1).max(128),
+  action: identifier(128),
   content: z.string(),
   /** Who it came from. */
   name: z.string().max(256),
   /** A perception the soul made itself (scheduled events). */
   internal: z.boolean().optional(),
   /** Routes a scheduled perception to a named mental process. */
-  process: z.string().min(1).max(128).optional(),
+  process: identifier(128).optional(),
   params: extras.optional(),
   /** Bridge detail (channel, thread, user id): passed through, never interpreted by the bus. */
   meta: extras.optional(),
@@ -59,13 +74,13 @@ export const speechBodySchema = z.object({
 });
 
 export const eventBodySchema = z.object({
-  type: z.string().min(1).max(128),
+  type: identifier(128),
   data: z.unknown().optional(),
 });
 
 /** Proposals are still settling in the gate work: a discriminator and anything else. */
 export const proposalBodySchema = z.looseObject({
-  kind: z.string().min(1).max(64),
+  kind: identifier(64),
 });
 
 export const VERDICTS = ["pass", "transform", "intercept"] as const;
@@ -119,12 +134,12 @@ export type Envelope<K extends EnvelopeKind = EnvelopeKind> = { [P in K]: Envelo
 
 const header = {
   v: z.literal(ENVELOPE_VERSION),
-  id: z.string().min(1).max(256),
+  id: identifier(256),
   from: address,
   to: address,
   ts: z.number().int().nonnegative(),
-  causation: z.string().min(1).max(256).optional(),
-  trace: z.string().min(1).max(256).optional(),
+  causation: identifier(256).optional(),
+  trace: identifier(256).optional(),
 };
 
 export const envelopeSchema = z.discriminatedUnion("kind", [
@@ -199,14 +214,15 @@ export function decodeEnvelope(bytes: Uint8Array, opts: CodecOptions = {}): Deco
   const limit = opts.maxBytes ?? DEFAULT_MAX_ENVELOPE_BYTES;
   if (bytes.length > limit) return { ok: false, reason: `oversized: ${bytes.length} bytes exceeds the limit of ${limit} bytes` };
   if (bytes.length === 0) return { ok: false, reason: "empty payload" };
+  // §4 on the bytes first: once msgpackr has decoded them, an extension or a non-string key can no longer be seen.
+  const problem = plainMsgpackProblem(bytes);
+  if (problem) return { ok: false, reason: problem };
   let raw: unknown;
   try {
     raw = unpackr.unpack(bytes);
   } catch (err) {
     return { ok: false, reason: `not msgpack: ${shortMessage(err)}` };
   }
-  const problem = wireProblem(raw, 0, "envelope");
-  if (problem) return { ok: false, reason: `not a plain msgpack value: ${problem}` };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "envelope must be a msgpack map" };
   const v = (raw as Record<string, unknown>).v;
   if (v !== ENVELOPE_VERSION) return { ok: false, reason: `unsupported envelope version ${JSON.stringify(v) ?? "undefined"} (this reader speaks ${ENVELOPE_VERSION})` };
@@ -227,7 +243,8 @@ export function isKind<K extends EnvelopeKind>(env: Envelope, kind: K): env is E
 /**
  * Only what every msgpack library reads the same way: nil, booleans, numbers, strings,
  * binary, arrays and string-keyed maps. Anything else (Dates, Maps, class instances,
- * extension types, BigInts) is named in the returned problem.
+ * extension types, BigInts) is named in the returned problem. The sending side's check, on
+ * values; receivers check the bytes (plainMsgpack.ts).
  */
 function wireProblem(value: unknown, depth: number, path: string): string | null {
   if (depth > MAX_DEPTH) return `${path} is nested deeper than ${MAX_DEPTH} levels`;
@@ -279,8 +296,9 @@ function formatIssues(error: z.ZodError): string {
 
 function shortMessage(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  // msgpackr quotes the decoded data in this one; a reason must stay short and content-free.
-  if (msg.startsWith("Data read, but end of buffer not reached")) return "trailing bytes after the first value";
+  // msgpackr quotes the decoded data in this one; a reason must stay short and content-free. The byte
+  // scan has already ruled out trailing bytes, so whatever made msgpackr stop early, it is not that.
+  if (msg.startsWith("Data read, but end of buffer not reached")) return "the decoder stopped before the end of the message";
   if (err instanceof RangeError) return "nested too deeply";
   return msg.split("\n")[0].slice(0, 120);
 }

@@ -51,6 +51,15 @@ export class NoRespondersError extends BusError {
   }
 }
 
+/** The server refused a subscription (a user whose permissions do not allow the subject). */
+export class SubscriptionRefusedError extends BusError {
+  readonly subject: string;
+  constructor(subject: string, reason: string, options?: ErrorOptions) {
+    super(`the server refused the subscription to ${subject} (${reason})`, options);
+    this.subject = subject;
+  }
+}
+
 /** The bus was drained or closed; it accepts no more work. */
 export class BusClosedError extends BusError {
   constructor(what = "bus is closed", options?: ErrorOptions) {

@@ -28,6 +28,7 @@ export {
   NAME_MAX_LENGTH,
   parseSubject,
   SOUL_VERBS,
+  soulOfSubject,
   streamName,
   streamSubjects,
   SUBJECT_ROOT,
@@ -63,6 +64,7 @@ export {
 } from "./envelope.ts";
 export { deadLetter, decodeDeadLetter, encodeDeadLetter, makeDeadLetter, DEAD_LETTER_HEAD_BYTES, type DeadLetter, type DeadLetterInput } from "./dead.ts";
 export { acceptEnvelopes, type AcceptOptions } from "./receive.ts";
+export { redactSecrets, REDACTED, SECRET_PATTERNS, type SecretPattern } from "./secrets.ts";
 export {
   BusClosedError,
   BusError,
@@ -73,4 +75,5 @@ export {
   NoRespondersError,
   NotDurableSubjectError,
   PayloadTooLargeError,
+  SubscriptionRefusedError,
 } from "./errors.ts";

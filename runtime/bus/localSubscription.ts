@@ -31,6 +31,11 @@ export class LocalSubscription implements Subscription {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
   }
 
+  /** Nothing refuses a subscription in one process. */
+  accepted(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Whether new messages are still taken (a draining subscription only finishes what it has). */
   get accepting(): boolean {
     return this.state === "open";

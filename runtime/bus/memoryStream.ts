@@ -149,8 +149,11 @@ function wake(c: ConsumerState): void {
 }
 
 export interface RunnerHooks {
-  /** Called when a message failed its last allowed delivery; it is acked afterwards. */
-  onExhausted(msg: DurableMessage, err: unknown): Promise<void>;
+  /**
+   * Called when a message failed its last allowed delivery; resolves to whether its dead
+   * letter was written. Only then is it acked: otherwise it is released for redelivery.
+   */
+  onExhausted(msg: DurableMessage, err: unknown): Promise<boolean>;
   report(err: unknown, ctx: { subject: string; consumer: string }): void;
 }
 
@@ -228,12 +231,11 @@ export class MemoryConsumerRunner implements DurableConsumer {
       } catch (err) {
         if (this.aborted) break;
         this.hooks.report(err, { subject: msg.subject, consumer: this.name });
-        if (deliveries >= this.opts.maxDeliver) {
-          await this.hooks.onExhausted(delivered, err);
-          this.stream.ack(this.state, msg.seq);
-        } else {
-          this.stream.release(this.state, msg.seq, Date.now() + backoff(this.opts.retryDelayMs, deliveries));
-        }
+        // Ended only with its dead letter written: a message whose failure was not recorded
+        // anywhere would vanish, so it comes back, as after any failed delivery.
+        const ended = deliveries >= this.opts.maxDeliver && (await this.hooks.onExhausted(delivered, err).catch(() => false));
+        if (ended) this.stream.ack(this.state, msg.seq);
+        else this.stream.release(this.state, msg.seq, Date.now() + backoff(this.opts.retryDelayMs, deliveries));
       }
       this.inFlight = null;
     }

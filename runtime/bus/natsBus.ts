@@ -12,6 +12,7 @@
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import {
   connect,
+  credsAuthenticator,
   nkeyAuthenticator,
   RequestError,
   TimeoutError,
@@ -37,6 +38,7 @@ import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterE
 import { BusClosedError, BusError, BusTimeoutError, DurablePublishError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { MSG_ID_HEADER, NatsSubscription, toHeaders } from "./natsMessages.ts";
 import { ensureStream, NatsDurableRunner } from "./natsStream.ts";
+import { redactSecrets } from "./secrets.ts";
 import { assertPublishSubject } from "./subjectMatch.ts";
 import { assertName, streamName, streamSubjects } from "./subjects.ts";
 
@@ -50,6 +52,8 @@ export interface NatsBusOptions {
   token?: string;
   /** An NKey user seed (`SU...`); the client signs the server's nonce with it. */
   nkeySeed?: string;
+  /** The text of a NATS `.creds` file (user JWT and NKey seed), for servers in operator mode. */
+  creds?: string;
   /** Pause between reconnect attempts (default 250 ms; attempts never stop). */
   reconnectTimeWaitMs?: number;
   /** How long a durable publish keeps retrying across outages before it fails (default 60 s). */
@@ -89,12 +93,14 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   if (opts.token !== undefined) connectOpts.token = opts.token;
   if (opts.inboxPrefix !== undefined) connectOpts.inboxPrefix = opts.inboxPrefix;
   if (opts.nkeySeed !== undefined) connectOpts.authenticator = nkeyAuthenticator(new TextEncoder().encode(opts.nkeySeed));
+  if (opts.creds !== undefined) connectOpts.authenticator = credsAuthenticator(new TextEncoder().encode(opts.creds));
   let nc: NatsConnection;
   try {
     nc = await connect(connectOpts);
   } catch (err) {
+    // The URL may carry a user and password (nats://alice:s3cret@host): never in a message.
     const where = Array.isArray(opts.servers) ? opts.servers.join(", ") : opts.servers;
-    throw new BusError(`could not connect to NATS at ${where}: ${errorText(err)}`, { cause: err });
+    throw new BusError(redactSecrets(`could not connect to NATS at ${where}: ${errorText(err)}`), { cause: err });
   }
   try {
     const jsm = await jetstreamManager(nc);
@@ -209,7 +215,7 @@ class NatsBus implements Bus {
     const { handler, opts } = subscribeArgs(handlerOrOpts, maybeOpts);
     assertCanSubscribe(this.state, subject, opts.queue);
     const raw = this.nc.subscribe(subject, opts.queue !== undefined ? { queue: opts.queue } : {});
-    const sub = new NatsSubscription(raw, subject, opts.queue, handler, this.report);
+    const sub = new NatsSubscription(raw, subject, opts.queue, handler, this.report, () => this.nc.flush());
     return keepUntilClosed(this.subs, sub);
   }
 

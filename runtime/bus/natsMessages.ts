@@ -4,7 +4,7 @@
  */
 import { headers as natsHeaders, type Msg, type MsgHdrs, type Subscription as NatsSubscriptionHandle } from "@nats-io/transport-node";
 import type { BusHeaders, BusMessage, HandlerErrorReporter, MessageHandler, Subscription } from "./Bus.ts";
-import { BusError } from "./errors.ts";
+import { BusError, SubscriptionRefusedError } from "./errors.ts";
 
 /** The header NATS JetStream dedupes on. */
 export const MSG_ID_HEADER = "Nats-Msg-Id";
@@ -31,9 +31,20 @@ export class NatsSubscription implements Subscription {
   readonly closed: Promise<void>;
   private readonly raw: NatsSubscriptionHandle;
   private readonly handler: MessageHandler | undefined;
+  /** A round trip to the server (the connection's flush). */
+  private readonly roundTrip: () => Promise<void>;
+  private unsubscribed = false;
 
-  constructor(raw: NatsSubscriptionHandle, subject: string, queue: string | undefined, handler: MessageHandler | undefined, report: HandlerErrorReporter) {
+  constructor(
+    raw: NatsSubscriptionHandle,
+    subject: string,
+    queue: string | undefined,
+    handler: MessageHandler | undefined,
+    report: HandlerErrorReporter,
+    roundTrip: () => Promise<void>,
+  ) {
     this.raw = raw;
+    this.roundTrip = roundTrip;
     this.subject = subject;
     if (queue !== undefined) this.queue = queue;
     this.handler = handler;
@@ -55,7 +66,17 @@ export class NatsSubscription implements Subscription {
   }
 
   unsubscribe(): void {
+    this.unsubscribed = true;
     if (!this.raw.isClosed()) this.raw.unsubscribe();
+  }
+
+  async accepted(): Promise<void> {
+    // The server answers in order: a refusal of the SUB arrives before the PONG of this
+    // flush, and nats.js closes the subscription with it as it reads it.
+    await this.roundTrip();
+    if (this.unsubscribed || !this.raw.isClosed()) return;
+    const reason = await this.raw.closed;
+    if (reason instanceof Error) throw new SubscriptionRefusedError(this.subject, reason.message, { cause: reason });
   }
 
   async drain(): Promise<void> {

@@ -53,7 +53,8 @@ function isStreamNotFound(err: unknown): boolean {
 }
 
 export interface RunnerHooks {
-  onExhausted(msg: DurableMessage, err: unknown): Promise<void>;
+  /** Resolves to whether the dead letter was written; only then is the message terminated. */
+  onExhausted(msg: DurableMessage, err: unknown): Promise<boolean>;
   report: HandlerErrorReporter;
 }
 
@@ -153,12 +154,11 @@ export class NatsDurableRunner implements DurableConsumer {
       safely(() => m.ack());
     } catch (err) {
       hooks.report(err, { subject: m.subject, consumer: this.name });
-      if (deliveries >= o.maxDeliver) {
-        await hooks.onExhausted(msg, err);
-        safely(() => m.term());
-      } else {
-        safely(() => m.nak(backoff(o.retryDelayMs, deliveries)));
-      }
+      // +TERM only with the dead letter written: a message terminated without one would
+      // vanish, so it is handed back for redelivery instead, as after any failed delivery.
+      const ended = deliveries >= o.maxDeliver && (await hooks.onExhausted(msg, err).catch(() => false));
+      if (ended) safely(() => m.term());
+      else safely(() => m.nak(backoff(o.retryDelayMs, deliveries)));
     } finally {
       clearInterval(keepAlive);
     }

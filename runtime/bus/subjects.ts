@@ -12,7 +12,12 @@ export const SUBJECT_ROOT = "ensoul";
 export const NAME_MAX_LENGTH = 128;
 const NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 
-export const SOUL_VERBS = ["perceive", "whisper", "says", "events"] as const;
+/**
+ * `internal` carries the perceptions only the node hosting a soul may make: in the soul's own
+ * voice (`internal`) or routed to a process (`process`). Its own subject, so that who may send
+ * them is a NATS permission (the node role's), not a field any publisher can set.
+ */
+export const SOUL_VERBS = ["perceive", "whisper", "says", "events", "internal"] as const;
 export type SoulVerb = (typeof SOUL_VERBS)[number];
 
 /** Checks one name and returns it; throws InvalidNameError naming the field and the value. */
@@ -41,16 +46,18 @@ export function streamName(cluster: string): string {
   return `ENSOUL_${assertName("cluster", cluster)}`;
 }
 
-/** Subjects the cluster stream captures: perceptions in and speech out must survive downtime. */
+/** Subjects the cluster stream captures: perceptions in (from outside and from nodes) and speech out must survive downtime. */
 export function streamSubjects(cluster: string): string[] {
   const c = assertName("cluster", cluster);
-  return [`${SUBJECT_ROOT}.${c}.soul.*.perceive`, `${SUBJECT_ROOT}.${c}.soul.*.says`];
+  return [`${SUBJECT_ROOT}.${c}.soul.*.perceive`, `${SUBJECT_ROOT}.${c}.soul.*.says`, `${SUBJECT_ROOT}.${c}.soul.*.internal`];
 }
 
 export interface ClusterSubjects {
   readonly cluster: string;
   soul(soulId: string, verb: SoulVerb): string;
   perceive(soulId: string): string;
+  /** Node-only perceptions: internal or routed (`SOUL_VERBS`). */
+  internal(soulId: string): string;
   whisper(soulId: string): string;
   says(soulId: string): string;
   events(soulId: string): string;
@@ -74,6 +81,7 @@ export function clusterSubjects(cluster: string): ClusterSubjects {
     cluster: c,
     soul,
     perceive: (soulId) => soul(soulId, "perceive"),
+    internal: (soulId) => soul(soulId, "internal"),
     whisper: (soulId) => soul(soulId, "whisper"),
     says: (soulId) => soul(soulId, "says"),
     events: (soulId) => soul(soulId, "events"),
@@ -85,6 +93,22 @@ export function clusterSubjects(cluster: string): ClusterSubjects {
     streamName: streamName(c),
     streamSubjects: streamSubjects(c),
   };
+}
+
+/**
+ * The soul a message names by its subject, for a receiver subscribed to
+ * `ensoul.<cluster>.soul.*.<verb>`: the subscription fixes every token but the soul's, and NATS
+ * lets any client publish with anything there (`b@d`, `é`, even a literal `*` or `>`). A
+ * token that is not a name (section 2 of PROTOCOL.md) names no soul; `reason` says why, for
+ * the dead letter.
+ */
+export function soulOfSubject(subject: string): { id: string } | { reason: string } {
+  const token = subject.split(".")[3];
+  try {
+    return { id: assertName("soulId", token) };
+  } catch (err) {
+    return { reason: `no soul: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }
 
 export type ParsedSubject =

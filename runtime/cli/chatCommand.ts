@@ -1,12 +1,13 @@
-import { resolve } from "node:path";
 import { createInProcessOutlet, createSoul, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { builtinSouls, defaultSoulId } from "../../souls/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import type { Inspection } from "../inspect/inspection.ts";
+import { LOCAL_NODE, nodeDataDir } from "../node/dataDirectory.ts";
 import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
 import { openStore } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
+import { watchShutdown } from "./shutdown.ts";
 import { runTerminalChat } from "./terminalChat.ts";
 
 export interface ChatCommandOptions {
@@ -35,7 +36,8 @@ export function modelBanner(model: string): string {
 
 /**
  * `ensoul chat`: one soul in this process, on the in-process outlet, with its memory in LMDB,
- * so the conversation continues where it left off the next time.
+ * so the conversation continues where it left off the next time. The LMDB is the local
+ * node's (`<data>/local`, dataDirectory.ts): the demo's Claudius is the one this chat meets.
  */
 export async function chatCommand(options: ChatCommandOptions): Promise<void> {
   const env = options.env ?? process.env;
@@ -49,18 +51,25 @@ export async function chatCommand(options: ChatCommandOptions): Promise<void> {
   const target = inspectTarget(options.inspect);
   const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
 
-  const store = openStore({ path: resolve(options.data) });
+  const path = nodeDataDir(options.data, LOCAL_NODE);
+  const store = openStore({ path });
   const outlet = createInProcessOutlet();
   const soul = createSoul({ blueprint, id: soulId, store, outlet, cognition, inspect: inspection?.inspect });
+  const shutdown = watchShutdown({ command: "chat", finishing: "finishing the turn…" });
   const stopAll = async () => {
-    await soul.stop();
-    inspection?.stop();
-    await store.close();
+    try {
+      await soul.stop();
+    } finally {
+      await inspection?.stop();
+      await store.close();
+    }
   };
 
   try {
     await runTerminalChat({
-      banner: `${blueprint.name} · ${modelBanner(defaultModel)} · memory in ${options.data}${
+      stop: shutdown.signal,
+      onInterrupt: () => shutdown.interrupt("SIGINT"),
+      banner: `${blueprint.name} · ${modelBanner(defaultModel)} · memory in ${path}${
         inspection?.url ? ` · inspector at ${inspection.url}` : ""
       }`,
       turn: async (text, say) => {
@@ -78,6 +87,10 @@ export async function chatCommand(options: ChatCommandOptions): Promise<void> {
       },
     });
   } finally {
-    await stopAll();
+    try {
+      await stopAll();
+    } finally {
+      shutdown.dispose();
+    }
   }
 }

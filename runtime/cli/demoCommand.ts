@@ -5,7 +5,8 @@
  * default). The terminal is bound to Claudius through the node: each line a perception on
  * the bus, each answer what the gates let through. Kothar's whispers, Claudius's process
  * changes and turns are shown as `· ` notes as they happen. With piped stdin it answers each
- * line in turn, then drains (every committed turn persisted) and exits at end of input.
+ * line in turn, then drains (every committed turn persisted) and exits at end of input. Ctrl-C
+ * or SIGTERM ends it the same way after the running turn (shutdown.ts); a second one forces.
  * With --inspect, every machine of the node is streamed to the Stately inspector until the
  * node has stopped.
  */
@@ -15,12 +16,13 @@ import { createSecretScanner } from "../../actors/gate/secrets.ts";
 import { builtinSouls } from "../../souls/index.ts";
 import { clusterSubjects, decodeEnvelope, isKind } from "../bus/index.ts";
 import type { Inspection } from "../inspect/inspection.ts";
-import { ConfigError, loadClusterConfig, ModelConfigError, startNode, type EnsoulNode } from "../node/index.ts";
+import { ConfigError, loadClusterConfig, ModelConfigError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
 import { defaultModelName } from "../providers/index.ts";
 import { modelBanner } from "./chatCommand.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { chatOverBus } from "./natsChat.ts";
+import { watchShutdown } from "./shutdown.ts";
 
 export const DEMO_CONFIG = fileURLToPath(new URL("../../examples/demo.yaml", import.meta.url));
 export const DEMO_SOUL = "claudius";
@@ -52,6 +54,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const data = resolve(o.data);
 
   const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
+  const shutdown = watchShutdown({ command: "demo", finishing: "finishing the turn…", note: (line) => void out.write(`${line}\n`) });
   let node: EnsoulNode;
   try {
     node = await startNode({
@@ -62,6 +65,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {
+    shutdown.dispose();
     await inspection?.stop();
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
     throw err;
@@ -99,7 +103,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const speaker = blueprint?.name ?? DEMO_SOUL;
   const banner = [
     `ensoul demo · ${speaker} · ${modelBanner(model)}`,
-    `· daimons: ${daimons.join(", ") || "none"} · gates: ${gates.join(", ") || "none"} · memory in ${resolve(data, node.id)}`,
+    `· daimons: ${daimons.join(", ") || "none"} · gates: ${gates.join(", ") || "none"} · memory in ${nodeDataDir(data, node.id)}`,
   ].join("\n");
 
   if (inspection) out.write(`ensoul demo: machines streamed to the Stately inspector at ${inspection.url}\n`);
@@ -115,9 +119,11 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       ...(o.timeoutMs !== undefined ? { turnTimeoutMs: o.timeoutMs } : {}),
       ...(o.input ? { input: o.input as unknown as import("node:stream").Readable } : {}),
       output: out,
+      stop: shutdown.signal,
+      onInterrupt: () => shutdown.interrupt("SIGINT"),
     });
-    // What the daimon divines about the last answer arrives after it: let it land.
-    await node.idle();
+    // What the daimon divines about the last answer arrives after it: let it land (unless told to stop).
+    if (!shutdown.signal.aborted) await node.idle();
   } catch (err) {
     failed = err;
   } finally {
@@ -126,8 +132,9 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       await node.stop();
     } finally {
       await inspection?.stop();
+      shutdown.dispose();
     }
   }
   if (failed) throw failed;
-  out.write(`ensoul demo: stopped; ${turns} turn(s) this session, all committed turns persisted in ${resolve(data, node.id)}\n`);
+  out.write(`ensoul demo: stopped; ${turns} turn(s) this session, all committed turns persisted in ${nodeDataDir(data, node.id)}\n`);
 }

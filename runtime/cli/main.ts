@@ -1,7 +1,11 @@
 import { Command, CommanderError } from "commander";
+import { redactSecrets } from "../bus/secrets.ts";
+import { quietOnBrokenPipe } from "./brokenPipe.ts";
+import { DEFAULT_DATA_DIR } from "../node/dataDirectory.ts";
 import { CliError } from "./CliError.ts";
 import { registerNatsConfigCommand } from "./natsConfigCommand.ts";
 import { clusterFrom, natsOptionsFrom, requireNats, withNatsOptions, type NatsFlags } from "./natsOptions.ts";
+import { warn } from "./warning.ts";
 
 /**
  * The `ensoul` command. Each subcommand lives in its own file; this one only wires them to
@@ -39,7 +43,7 @@ withNatsOptions(
 program
   .command("demo")
   .description("the demo cluster in one process (what `npm start` runs): Claudius, Kothar whispering, the built-in gates; chat in this terminal (piped stdin: one answer per line, then exit)")
-  .option("-d, --data <dir>", "data directory (LMDB in <dir>/<node>)", "./.ensoul")
+  .option("-d, --data <dir>", "data directory (LMDB in <dir>/local), shared with `ensoul chat` and `ensoul memory`", DEFAULT_DATA_DIR)
   .option("-u, --user <name>", "your name, as Claudius perceives it", process.env.USER || "user")
   .option("-c, --config <file>", "another cluster config with a soul 'claudius' (default: examples/demo.yaml)")
   .option("--timeout <ms>", "how long to wait for each answer", positiveInt("--timeout"), 120_000)
@@ -61,21 +65,26 @@ withNatsOptions(
     .description("talk with a soul in this terminal (piped stdin: one answer per line, then exit); with --nats, a soul of a running cluster")
     .argument("[soul]", "which soul (default: samantha)")
     .option("-m, --model <provider:model>", "the model for every step, e.g. groq:llama-3.1-8b-instant (local mode)")
-    .option("-d, --data <dir>", "LMDB data directory (local mode)", "./.ensoul")
-    .option("-u, --user <name>", "your name, as the soul perceives it", process.env.USER || "user")
+    .option("-d, --data <dir>", "data directory (local mode; LMDB in <dir>/local, shared with `ensoul demo`)", DEFAULT_DATA_DIR)
+    .option("--as <name>", "your name, as the soul perceives it (default: your login name)")
+    .option("-u, --user <name>", "deprecated: your name, as --as (the NATS user is --nats-user)")
     .option("--inspect [port|ws-url]", "stream the soul's machines to the Stately inspector (local mode)")
-    .option("--timeout <ms>", "with --nats: how long to wait for each answer", positiveInt("--timeout"), 120_000),
+    .option("--timeout <ms>", "with --nats: how long to wait for each answer", positiveInt("--timeout"), 120_000)
+    .option("--queue", "with --nats: if the soul's node is down, leave your lines in the cluster's stream and wait for the answers until it is back"),
   { userFlags: false },
-).action(async (soul: string | undefined, opts: NatsFlags & { model?: string; data: string; user: string; inspect?: string | boolean; timeout: number }) => {
-  const nats = natsOptionsFrom(opts);
+).action(async (soul: string | undefined, opts: NatsFlags & { model?: string; data: string; as?: string; inspect?: string | boolean; timeout: number; queue?: boolean }) => {
+  // --user used to be the person here, and the NATS user everywhere else: it still is the person, for now.
+  if (opts.user !== undefined) warn("`ensoul chat --user` is deprecated: it names you to the soul, use --as <name> (the NATS user is --nats-user or ENSOUL_NATS_USER)");
+  const name = opts.as ?? opts.user ?? (process.env.USER || "user");
+  const nats = natsOptionsFrom(opts, process.env, { userFlags: false });
   if (!nats) {
     const { chatCommand } = await import("./chatCommand.ts");
-    await chatCommand({ soul, model: opts.model, data: opts.data, user: opts.user, ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}) });
+    await chatCommand({ soul, model: opts.model, data: opts.data, user: name, ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}) });
     return;
   }
   if (opts.model !== undefined) throw new CliError("--model chooses the model of a local soul; with --nats the cluster's config chooses it");
   const { natsChat } = await import("./natsChat.ts");
-  await natsChat({ soul: soul ?? "samantha", nats, cluster: clusterFrom(opts), user: opts.user, turnTimeoutMs: opts.timeout });
+  await natsChat({ soul: soul ?? "samantha", nats, cluster: clusterFrom(opts), user: name, turnTimeoutMs: opts.timeout, queue: opts.queue === true });
 });
 
 withNatsOptions(
@@ -106,13 +115,14 @@ withNatsOptions(
     .command("memory")
     .description("a soul's current process, working memory and soul memory: live over --nats, or from LMDB in --data")
     .argument("<soul>", "the soul")
-    .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given (or <dir>/<node> as `ensoul up` writes it)", "./.ensoul")
+    .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given (or <dir>/<node> as `ensoul up` writes it)", DEFAULT_DATA_DIR)
     .option("--user <id>", "show the soul's model of this user: every version with its time and change note, and the latest markdown (from LMDB in --data)")
     .option("--export <dir>", "write the soul's user models as markdown (<user>.md and <user>.history.md) into <dir> (from LMDB in --data)")
     .option("--json", "print it as JSON"),
   { userFlags: false },
 ).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean; user?: string; export?: string }) => {
-  const nats = natsOptionsFrom(opts);
+  // --user is the person whose user model to show; the NATS user is --nats-user.
+  const nats = natsOptionsFrom(opts, process.env, { userFlags: false });
   if (opts.user !== undefined || opts.export !== undefined) {
     const { userModelsCommand } = await import("./memoryCommand.ts");
     await userModelsCommand({
@@ -154,6 +164,7 @@ withNatsOptions(
 
 registerNatsConfigCommand(program);
 
+quietOnBrokenPipe();
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
@@ -161,7 +172,8 @@ try {
     process.exitCode = e.exitCode;
   } else {
     // One line, no stack: the messages are written to stand alone.
-    process.stderr.write(`ensoul: ${(e as Error).message.split("\n")[0]}\n`);
+    // Credentials redacted whatever the message quotes (a NATS URL with a password, a key).
+    process.stderr.write(`ensoul: ${redactSecrets((e as Error).message.split("\n")[0])}\n`);
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
   }
 }

@@ -72,7 +72,8 @@ export async function userModelsCommand(o: UserModelsCommandOptions): Promise<Us
   if (envs.length === 0) throw new CliError(`no LMDB data in ${o.data} (nor in a node directory below it)`);
   const seen: string[] = [];
   for (const { dir, node } of envs) {
-    const store = openStore({ path: dir });
+    // A reader: a running node may hold the directory, and this only looks.
+    const store = openStore({ path: dir, reader: true });
     try {
       const ids = store.actorIds();
       seen.push(...ids);
@@ -114,14 +115,18 @@ function describeUserModels(r: UserModelsReport, users: string[]): string[] {
   return lines;
 }
 
-/** The LMDB environments under a data directory: the directory itself, or one per node below it. */
+/**
+ * The LMDB environments under a data directory: one per node below it, then the directory
+ * itself when it is an environment (given as `<data>/<node>`, or written by an `ensoul chat`
+ * from before every command shared the node layout).
+ */
 function environments(data: string): { dir: string; node: string }[] {
   const root = resolve(data);
   if (!existsSync(root)) throw new CliError(`no data directory at ${data}`);
-  if (existsSync(join(root, "data.mdb"))) return [{ dir: root, node: "(local)" }];
-  return readdirSync(root, { withFileTypes: true })
+  const nodes = readdirSync(root, { withFileTypes: true })
     .filter((e) => e.isDirectory() && existsSync(join(root, e.name, "data.mdb")))
     .map((e) => ({ dir: join(root, e.name), node: e.name }));
+  return existsSync(join(root, "data.mdb")) ? [...nodes, { dir: root, node: "(local)" }] : nodes;
 }
 
 async function memoryFromDisk(soulId: string, data: string): Promise<SoulMemoryReply> {
@@ -129,7 +134,8 @@ async function memoryFromDisk(soulId: string, data: string): Promise<SoulMemoryR
   if (envs.length === 0) throw new CliError(`no LMDB data in ${data} (nor in a node directory below it)`);
   const seen: string[] = [];
   for (const { dir, node } of envs) {
-    const store = openStore({ path: dir });
+    // A reader: a running node may hold the directory, and this only looks.
+    const store = openStore({ path: dir, reader: true });
     try {
       const ids = store.actorIds();
       seen.push(...ids);

@@ -17,10 +17,11 @@ import {
   type Subscription,
 } from "../bus/index.ts";
 import { clusterSubjects } from "../bus/index.ts";
-import { ClusterClientError, findSoul, type DiscoveredNode } from "../node/clusterClient.ts";
+import { ClusterClientError, findSoul, NodeDownError, type DiscoveredNode } from "../node/clusterClient.ts";
 import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/natsConnection.ts";
 import { CliError } from "./CliError.ts";
 import { serversOf } from "./natsOptions.ts";
+import { watchShutdown } from "./shutdown.ts";
 import { runTerminalChat, type SpeechSink } from "./terminalChat.ts";
 
 export interface NatsChatOptions {
@@ -30,6 +31,11 @@ export interface NatsChatOptions {
   user: string;
   /** How long to wait for a turn to finish (default 120 s). */
   turnTimeoutMs?: number;
+  /**
+   * When the soul's node is down: publish anyway and wait. Perceptions are stored in the
+   * cluster's stream, so the node answers them when it is back.
+   */
+  queue?: boolean;
   input?: Readable;
   output?: Writable;
 }
@@ -53,29 +59,48 @@ export async function natsChat(o: NatsChatOptions): Promise<void> {
     if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
     throw err;
   }
+  const shutdown = watchShutdown({ command: "chat", finishing: "finishing the turn…" });
   try {
-    let where: DiscoveredNode;
-    try {
-      where = await findSoul(bus, o.soul);
-    } catch (err) {
-      if (err instanceof ClusterClientError) throw new CliError(err.message);
-      throw err;
-    }
-    const speaker = where.status.souls.find((s) => s.id === o.soul)?.name ?? o.soul;
+    const { speaker, banner } = await whereTheSoulIs(bus, o);
     await chatOverBus({
+      stop: shutdown.signal,
+      onInterrupt: () => shutdown.interrupt("SIGINT"),
       bus,
       soul: o.soul,
       cluster: o.cluster,
       user: o.user,
       speaker,
-      banner: `${speaker} (${o.soul}) on node ${where.status.node} of cluster ${o.cluster} · ${serversOf(o.nats)}`,
+      banner: `${banner} · ${serversOf(o.nats)}`,
       ...(o.turnTimeoutMs !== undefined ? { turnTimeoutMs: o.turnTimeoutMs } : {}),
       ...(o.input ? { input: o.input } : {}),
       ...(o.output ? { output: o.output } : {}),
     });
   } finally {
     await bus.drain().catch(() => bus.close());
+    shutdown.dispose();
   }
+}
+
+/**
+ * Who answers, for the banner: the soul on its node, or (with --queue) the soul whose node is
+ * down, named by its id until that node is back. Without --queue, a down node is an error that
+ * offers it.
+ */
+async function whereTheSoulIs(bus: Bus, o: NatsChatOptions): Promise<{ speaker: string; banner: string }> {
+  let where: DiscoveredNode;
+  try {
+    where = await findSoul(bus, o.soul);
+  } catch (err) {
+    if (err instanceof NodeDownError) {
+      if (!o.queue) throw new CliError(`${err.message}; give --queue to leave your lines for it: they are answered when it is back`, 1);
+      const down = err.node !== undefined ? `node ${err.node} of cluster ${o.cluster} is not running` : `no node of cluster ${o.cluster} is running`;
+      return { speaker: o.soul, banner: `${o.soul}: ${down}; your lines wait for it and are answered when it is back` };
+    }
+    if (err instanceof ClusterClientError) throw new CliError(err.message);
+    throw err;
+  }
+  const speaker = where.status.souls.find((s) => s.id === o.soul)?.name ?? o.soul;
+  return { speaker, banner: `${speaker} (${o.soul}) on node ${where.status.node} of cluster ${o.cluster}` };
 }
 
 export interface BusChatOptions {
@@ -90,6 +115,9 @@ export interface BusChatOptions {
   input?: Readable;
   output?: Writable;
   interactive?: boolean;
+  /** Ends the chat after the line being answered (terminalChat.ts). */
+  stop?: AbortSignal;
+  onInterrupt?: () => void;
 }
 
 /**
@@ -166,6 +194,8 @@ export async function chatOverBus(o: BusChatOptions): Promise<{ turns: number }>
       output,
       ...(o.banner !== undefined ? { banner: o.banner } : {}),
       ...(o.interactive !== undefined ? { interactive: o.interactive } : {}),
+      ...(o.stop ? { stop: o.stop } : {}),
+      ...(o.onInterrupt ? { onInterrupt: o.onInterrupt } : {}),
       turn: async (text, say) => {
         const env = makeEnvelope("perception", `cli-${safeName(userInfo().username)}`, o.soul, { action: "said", content: text, name: o.user });
         let timer: NodeJS.Timeout | undefined;

@@ -66,7 +66,7 @@ export function generatePassword(): string {
 /** Parses one `--user` value into a user spec without its credential. */
 export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nkey"> & { nkey?: string } {
   const [name, ...parts] = spec.split(":");
-  if (!name) throw new CliError(`--user ${JSON.stringify(spec)}: expected name:role=<node|bridge|daimon|gate>[:souls=a,b]...`);
+  if (!name) throw new CliError(`--user ${JSON.stringify(spec)}: expected name:role=<node|bridge|daimon|gate|chat>[:souls=a,b]...`);
   const fields = new Map<string, string>();
   let speak = false;
   for (const part of parts) {
@@ -83,7 +83,7 @@ export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nk
     fields.set(key, part.slice(eq + 1));
   }
   const role = fields.get("role");
-  if (role === undefined) throw new CliError(`--user ${name}: needs role=<node|bridge|daimon|gate>`);
+  if (role === undefined) throw new CliError(`--user ${name}: needs role=<node|bridge|daimon|gate|chat>`);
   const checkedRole = (() => {
     try {
       return assertRole(role);
@@ -126,7 +126,7 @@ export async function natsConfigCommand(options: NatsConfigCommandOptions): Prom
   const generate = options.generatePassword ?? generatePassword;
   const clusters = typeof options.cluster === "string" ? [options.cluster] : [...options.cluster];
   if (clusters.length === 0) throw new CliError("nats-config needs --cluster <name>");
-  if (options.user.length === 0) throw new CliError("nats-config needs at least one --user name:role=<node|bridge|daimon|gate>");
+  if (options.user.length === 0) throw new CliError("nats-config needs at least one --user name:role=<node|bridge|daimon|gate|chat>");
   if (options.isolation !== undefined && options.isolation !== "accounts" && options.isolation !== "single-account") {
     throw new CliError(`--isolation must be accounts or single-account, got ${JSON.stringify(options.isolation)}`);
   }
@@ -210,7 +210,7 @@ export function registerNatsConfigCommand(program: Command): Command {
     .option("-c, --cluster <name>", "a cluster (repeat for several; each then gets its own account)", collectValues, [])
     .option(
       "-u, --user <spec>",
-      "name:role=<node|bridge|daimon|gate>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:speak][:nkey=U...] (repeat)",
+      "name:role=<node|bridge|daimon|gate|chat>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:speak][:nkey=U...] (repeat)",
       collectValues,
       [],
     )

@@ -1,20 +1,25 @@
 /**
  * The NATS flags every cluster command shares, with their environment fallbacks:
  *
- *   --nats <url>            ENSOUL_NATS_URL              (comma-separated for several servers)
- *   --user <name>           ENSOUL_NATS_USER             (`ensoul chat` spells it --nats-user: --user is the chat name)
- *   --pass <password>       ENSOUL_NATS_PASS
- *   --token <token>         ENSOUL_NATS_TOKEN
+ *   --nats <url>            ENSOUL_NATS_URL              (comma-separated for several servers; nats://user:pass@host works)
+ *   --user <name>           ENSOUL_NATS_USER             (`ensoul chat` and `ensoul memory` spell it --nats-user: their --user is a person)
+ *   --pass <password>       ENSOUL_NATS_PASS             (the flag warns: prefer the variable)
+ *   --token <token>         ENSOUL_NATS_TOKEN            (the flag warns: prefer the variable)
+ *   --creds <file>          ENSOUL_NATS_CREDS            (a NATS .creds file: user JWT and NKey seed)
  *   --nkey-seed-file <path> ENSOUL_NATS_NKEY_SEED_FILE
  *   --inbox-prefix <prefix> ENSOUL_NATS_INBOX_PREFIX     (per-user inboxes, docs/SECURITY.md 2.3)
  *   --cluster <name>        ENSOUL_CLUSTER               (default: "local", or the config's)
  *
- * Secrets come from flags, the environment or a file, and are never printed.
+ * A secret given as a flag (a password, a token, credentials in the URL) is visible to anyone
+ * who can run `ps`, and stays in the shell's history: it still works, with a warning that names
+ * the flag and never its value. Secrets are never printed.
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { redactSecrets } from "../bus/secrets.ts";
 import type { NatsConnectOptions } from "../node/natsConnection.ts";
 import { CliError } from "./CliError.ts";
+import { warn as warnOnStderr } from "./warning.ts";
 
 export interface NatsFlags {
   nats?: string;
@@ -23,23 +28,34 @@ export interface NatsFlags {
   natsUser?: string;
   natsPass?: string;
   token?: string;
+  creds?: string;
   nkeySeedFile?: string;
   inboxPrefix?: string;
   cluster?: string;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+export interface NatsFlagOptions {
+  /**
+   * false for commands whose --user names a person (`ensoul chat`, `ensoul memory`): their NATS
+   * user and password are --nats-user and --nats-pass, and --user is never sent to NATS.
+   */
+  userFlags?: boolean;
+}
 
-/** Adds the NATS flags; `userFlags: false` leaves out --user/--pass (for `ensoul chat`, which has its own --user). */
-export function withNatsOptions(command: Command, opts: { userFlags?: boolean; cluster?: boolean } = {}): Command {
+type Env = Readonly<Record<string, string | undefined>>;
+type Warn = (message: string) => void;
+
+/** Adds the NATS flags; `userFlags: false` spells the user and password --nats-user/--nats-pass. */
+export function withNatsOptions(command: Command, opts: NatsFlagOptions & { cluster?: boolean } = {}): Command {
   command.option("--nats <url>", "NATS server URL of the running cluster (env ENSOUL_NATS_URL)");
   if (opts.userFlags === false) {
-    command.option("--nats-user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--nats-pass <password>", "NATS password (env ENSOUL_NATS_PASS)");
+    command.option("--nats-user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--nats-pass <password>", "NATS password; prefer env ENSOUL_NATS_PASS (a flag shows in ps)");
   } else {
-    command.option("--user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--pass <password>", "NATS password (env ENSOUL_NATS_PASS)");
+    command.option("--user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--pass <password>", "NATS password; prefer env ENSOUL_NATS_PASS (a flag shows in ps)");
   }
   command
-    .option("--token <token>", "NATS token (env ENSOUL_NATS_TOKEN)")
+    .option("--token <token>", "NATS token; prefer env ENSOUL_NATS_TOKEN (a flag shows in ps)")
+    .option("--creds <file>", "NATS credentials file, user JWT and NKey seed (env ENSOUL_NATS_CREDS)")
     .option("--nkey-seed-file <path>", "file holding an NKey user seed (env ENSOUL_NATS_NKEY_SEED_FILE)")
     .option("--inbox-prefix <prefix>", "reply inbox prefix, for per-user inbox permissions (env ENSOUL_NATS_INBOX_PREFIX)");
   if (opts.cluster !== false) command.option("--cluster <name>", "cluster name (env ENSOUL_CLUSTER; default: local)");
@@ -48,30 +64,104 @@ export function withNatsOptions(command: Command, opts: { userFlags?: boolean; c
 
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
 
+/** Warns about each secret the command line carries, by flag name only. */
+function warnAboutSecretFlags(flags: NatsFlags, passFlag: string, warn: Warn): void {
+  const exposed = "on the command line, visible to anyone who can run `ps` and kept in your shell history";
+  const pass = passFlag === "--pass" ? flags.pass : flags.natsPass;
+  if (present(pass)) warn(`${passFlag} puts the NATS password ${exposed}: set ENSOUL_NATS_PASS instead, or use --creds <file>`);
+  if (present(flags.token)) warn(`--token puts the NATS token ${exposed}: set ENSOUL_NATS_TOKEN instead, or use --creds <file>`);
+  if (present(flags.nats) && redactSecrets(flags.nats) !== flags.nats) {
+    warn(`--nats puts the credentials in its URL ${exposed}: set ENSOUL_NATS_URL instead, or use --creds <file>`);
+  }
+}
+
+interface UrlCredentials {
+  servers: string[];
+  user?: string;
+  pass?: string;
+  /** `nats://x@host`: a token, or the user when the password comes from elsewhere. */
+  lone?: string;
+}
+
+/**
+ * Credentials written into a URL (`nats://alice:s3cret@host`, or `nats://t0ken@host` for a
+ * token), as other NATS clients read them. nats.js ignores them, so they are taken out: the
+ * connection gets them as its user and password (or token), and the URLs have none left to show.
+ */
+function takeUrlCredentials(list: readonly string[]): UrlCredentials {
+  const out: UrlCredentials = { servers: [] };
+  let seen: string | undefined;
+  for (const server of list) {
+    let url: URL;
+    try {
+      url = new URL(server);
+    } catch {
+      out.servers.push(server); // host:port, as nats.js also takes it
+      continue;
+    }
+    if (url.username === "" && url.password === "") {
+      out.servers.push(server);
+      continue;
+    }
+    let user: string;
+    let pass: string;
+    try {
+      [user, pass] = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
+    } catch {
+      throw new CliError("a NATS URL has malformed credentials (check its %-escapes; they are not shown)");
+    }
+    const key = `${user}\n${pass}`;
+    if (seen !== undefined && seen !== key) throw new CliError("the NATS URLs carry different credentials: give one user for all of them (ENSOUL_NATS_USER and ENSOUL_NATS_PASS)");
+    seen = key;
+    if (url.password !== "") Object.assign(out, { user, pass });
+    else out.lone = user;
+    url.username = "";
+    url.password = "";
+    out.servers.push(url.toString());
+  }
+  return out;
+}
+
+function readSecretFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch (err) {
+    throw new CliError(`cannot read the ${what} ${path} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
 /** The connection the flags and environment describe, or undefined when no URL is given. */
-export function natsOptionsFrom(flags: NatsFlags, env: Env = process.env): NatsConnectOptions | undefined {
+export function natsOptionsFrom(flags: NatsFlags, env: Env = process.env, opts: NatsFlagOptions & { warn?: Warn } = {}): NatsConnectOptions | undefined {
   const url = flags.nats ?? (present(env.ENSOUL_NATS_URL) ? env.ENSOUL_NATS_URL : undefined);
   if (!url) return undefined;
-  const servers = url.split(",").map((s) => s.trim()).filter(Boolean);
+  const userFlags = opts.userFlags !== false;
+  warnAboutSecretFlags(flags, userFlags ? "--pass" : "--nats-pass", opts.warn ?? warnOnStderr);
+  const fromUrl = takeUrlCredentials(url.split(",").map((s) => s.trim()).filter(Boolean));
+  const servers = fromUrl.servers;
   const out: NatsConnectOptions = { servers: servers.length === 1 ? servers[0] : servers };
-  const user = flags.user ?? flags.natsUser ?? env.ENSOUL_NATS_USER;
-  const pass = flags.pass ?? flags.natsPass ?? env.ENSOUL_NATS_PASS;
-  const token = flags.token ?? env.ENSOUL_NATS_TOKEN;
+  const pass = (userFlags ? flags.pass : flags.natsPass) ?? env.ENSOUL_NATS_PASS ?? fromUrl.pass;
+  // A lone name in the URL is the user when a password is given elsewhere, else a token (as NATS reads it).
+  const user = (userFlags ? flags.user : flags.natsUser) ?? env.ENSOUL_NATS_USER ?? fromUrl.user ?? (present(pass) ? fromUrl.lone : undefined);
+  const token = flags.token ?? env.ENSOUL_NATS_TOKEN ?? (present(pass) ? undefined : fromUrl.lone);
+  const creds = flags.creds ?? env.ENSOUL_NATS_CREDS;
   const seedFile = flags.nkeySeedFile ?? env.ENSOUL_NATS_NKEY_SEED_FILE;
-  const ways = [present(user) || present(pass), present(token), present(seedFile)].filter(Boolean).length;
-  if (ways > 1) throw new CliError("give one way to authenticate to NATS: --user/--pass, --token, or --nkey-seed-file");
+  const userFlag = userFlags ? "--user/--pass" : "--nats-user/--nats-pass";
+  const ways = [present(user) || present(pass), present(token), present(creds), present(seedFile)].filter(Boolean).length;
+  if (ways > 1) throw new CliError(`give one way to authenticate to NATS: ${userFlag}, --token, --creds or --nkey-seed-file`);
   if (present(user)) out.user = user;
   if (present(pass)) out.pass = pass;
   if (present(token)) out.token = token;
   const inboxPrefix = flags.inboxPrefix ?? env.ENSOUL_NATS_INBOX_PREFIX;
   if (present(inboxPrefix)) out.inboxPrefix = inboxPrefix;
-  if (present(seedFile)) {
-    let seed: string;
-    try {
-      seed = readFileSync(seedFile, "utf8").trim();
-    } catch (err) {
-      throw new CliError(`cannot read the NKey seed file ${seedFile} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  if (present(creds)) {
+    const text = readSecretFile(creds, "NATS credentials file");
+    if (!/-----BEGIN NATS USER JWT-----/.test(text) || !/-----BEGIN USER NKEY SEED-----/.test(text)) {
+      throw new CliError(`${creds} is not a NATS credentials file (it should hold a NATS USER JWT and a USER NKEY SEED block)`);
     }
+    out.creds = text;
+  }
+  if (present(seedFile)) {
+    const seed = readSecretFile(seedFile, "NKey seed file");
     if (!seed.startsWith("SU")) throw new CliError(`${seedFile} does not hold an NKey user seed (it should start with SU)`);
     out.nkeySeed = seed;
   }
@@ -89,8 +179,7 @@ export function clusterFrom(flags: NatsFlags, env: Env = process.env, fallback =
   return flags.cluster ?? (present(env.ENSOUL_CLUSTER) ? env.ENSOUL_CLUSTER : fallback);
 }
 
-/** The server list for a banner, without any credentials embedded in a URL. */
+/** The server list for a banner, credentials redacted. */
 export function serversOf(nats: NatsConnectOptions): string {
-  const list = Array.isArray(nats.servers) ? nats.servers : [nats.servers];
-  return list.map((s) => s.replace(/\/\/[^@/]*@/, "//")).join(", ");
+  return redactSecrets(Array.isArray(nats.servers) ? nats.servers.join(", ") : nats.servers);
 }

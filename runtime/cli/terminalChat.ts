@@ -19,12 +19,20 @@ export interface TerminalChatOptions {
   interactive?: boolean;
   /** Printed once before the first prompt. */
   banner?: string;
+  /**
+   * Aborted to end the chat: the line being answered is finished, nothing after it is read.
+   * Without it, the chat ends at end of input (or `/quit`).
+   */
+  stop?: AbortSignal;
+  /** Ctrl-C read as a key on a terminal (raw mode); without it, readline's own: the chat ends. */
+  onInterrupt?: () => void;
 }
 
 /**
  * The terminal side of `ensoul chat`. Interactive sessions stream speech as it is produced;
  * piped input gets each final answer on its own line and ends cleanly at end of input, so
- * scripts and CI can drive a soul.
+ * scripts and CI can drive a soul. Once the input has closed (end of input, Ctrl-D, a stop)
+ * there is no prompt again: prompting resumes the input, which would keep the process alive.
  */
 export async function runTerminalChat(options: TerminalChatOptions): Promise<{ turns: number }> {
   const input = options.input ?? process.stdin;
@@ -34,8 +42,15 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
   if (options.banner) write(`${options.banner}\n`);
 
   const rl = createInterface({ input, output: interactive ? output : undefined, terminal: interactive });
-  const prompt = () => interactive && rl.prompt();
+  let closed = false;
+  rl.once("close", () => (closed = true));
+  const prompt = () => interactive && !closed && rl.prompt();
   rl.setPrompt("you> ");
+  if (options.onInterrupt) rl.on("SIGINT", options.onInterrupt);
+  const stop = options.stop;
+  const onStop = () => rl.close();
+  if (stop?.aborted) rl.close();
+  stop?.addEventListener("abort", onStop, { once: true });
   prompt();
 
   let turns = 0;
@@ -59,6 +74,8 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
   };
 
   for await (const raw of rl) {
+    // Lines typed or piped after a stop are not answered.
+    if (stop?.aborted) break;
     const line = raw.trim();
     if (line === "") {
       prompt();
@@ -74,6 +91,7 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
     turns++;
     prompt();
   }
+  stop?.removeEventListener("abort", onStop);
   rl.close();
   return { turns };
 }

@@ -1,17 +1,19 @@
 /**
  * `ensoul up [config]`: starts a node of the cluster the config describes and shows its
- * live status until Ctrl-C (SIGINT or SIGTERM), then drains and shuts down with every
- * committed turn persisted. Without --nats the whole cluster runs in this process on the
- * in-process bus; with --nats, each `ensoul up --node <name>` hosts the souls the config
+ * live status until Ctrl-C (SIGINT or SIGTERM), then finishes the running turns, drains and
+ * shuts down with every committed turn persisted (a second Ctrl-C forces, shutdown.ts).
+ * Without --nats the whole cluster runs in this process on the in-process bus; with --nats,
+ * each `ensoul up --node <name>` hosts the souls the config
  * assigns to that node. With --inspect, every machine the node runs is streamed to the
  * Stately inspector; the inspection stops after the node, so its last snapshots still go out.
  */
 import { resolve } from "node:path";
 import type { Inspection } from "../inspect/inspection.ts";
-import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, startNode, type EnsoulNode } from "../node/index.ts";
+import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
+import { watchShutdown } from "./shutdown.ts";
 import { startStatusDisplay } from "./statusDisplay.ts";
 
 export interface UpCommandOptions extends NatsFlags {
@@ -69,33 +71,27 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   const mode = options.status ?? "auto";
   const tty = mode === "auto" ? Boolean(out.isTTY) : false;
   out.write(
-    `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${resolve(options.data ?? loaded.config.data ?? "./.ensoul", node.id)}\n`,
+    `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${nodeDataDir(options.data ?? loaded.config.data, node.id)}\n`,
   );
   if (inspection) out.write(`ensoul up: machines streamed to the Stately inspector at ${inspection.url}\n`);
   if (loaded.config.bridges.length) out.write(`ensoul up: ${loaded.config.bridges.length} bridge(s) configured; bridges are reserved and not started yet\n`);
   const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
   out.write(tty ? "" : `ensoul up: ready\n`);
 
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
-      display.note(`ensoul up: ${signal} again, exiting without draining`);
-      process.exit(130);
-    }
-    display.note(`ensoul up: ${signal}, stopping node ${node.id} after the running turns (again to force)`);
-    void node.stop();
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const shutdown = watchShutdown({ command: "up", finishing: `stopping node ${node.id}: finishing the running turns…`, note: display.note });
+  // Its outcome is awaited below, whoever stopped the node (a signal, or `ensoul stop`).
+  shutdown.signal.addEventListener("abort", () => void node.stop().catch(() => undefined), { once: true });
+  let failed: unknown;
   try {
     await node.stopped;
+    await node.stop().catch((err: unknown) => (failed = err));
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    shutdown.dispose();
     display.stop();
     await inspection?.stop();
   }
+  // Each failed step was reported as it failed; the exit says the stop was not clean.
+  if (failed) throw new CliError(failed instanceof Error ? failed.message : String(failed), 1);
   const souls = Object.values(node.registry.getSnapshot().context.souls);
   out.write(`ensoul up: node ${node.id} stopped; ${souls.reduce((n, s) => n + s.turns, 0)} committed turns persisted\n`);
 }

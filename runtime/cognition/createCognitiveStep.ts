@@ -4,6 +4,7 @@ import { chunkQueue } from "./chunkQueue.ts";
 import { combineSignals, currentCognition, reportUsage, resolveStepModel, type ResolvedModel } from "./CognitionContext.ts";
 import type { InputMemory } from "./Memory.ts";
 import { parseJsonAnswer, toJsonSchema } from "./sanitize.ts";
+import { toPromptMessage } from "./untrustedMemory.ts";
 import { WorkingMemory } from "./WorkingMemory.ts";
 
 /** What a step definition returns for one call: the Open Souls step shape. */
@@ -116,11 +117,8 @@ function buildMessages(
   spec: Pick<CognitiveStepSpec<unknown, unknown>, "command">,
   jsonSchema: Record<string, unknown> | undefined,
 ): ChatMessage[] {
-  const messages: ChatMessage[] = memory.memories.map((m) => {
-    const msg: ChatMessage = { role: m.role, content: m.content };
-    if (m.name !== undefined) msg.name = m.name;
-    return msg;
-  });
+  // The one place a step's memory becomes messages: what came from outside is fenced here.
+  const messages: ChatMessage[] = memory.memories.map(toPromptMessage);
   const command = typeof spec.command === "function" ? spec.command(memory) : spec.command;
   const commandMessage: ChatMessage =
     typeof command === "string" ? { role: "system", content: command } : { role: command.role, content: command.content };

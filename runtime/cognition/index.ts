@@ -54,6 +54,7 @@ export {
   stripTags,
   parseKeyValueLines,
   neutralizeTags,
+  fenceBlock,
   fenceUntrusted,
   type CognitiveTag,
   type ExtractedTag,
@@ -61,6 +62,14 @@ export {
   type TagOptions,
   type NeutralizeOptions,
 } from "./taggedXml.ts";
+export {
+  CONVERSATION_LABEL,
+  UNTRUSTED_KEY,
+  isUntrustedMemory,
+  safeName,
+  toPromptMessage,
+  untrustedMemory,
+} from "./untrustedMemory.ts";
 export { stripMarkdownFences, extractJson, parseJsonAnswer, toJsonSchema, type JsonAnswer } from "./sanitize.ts";
 export { indentNicely } from "./indentNicely.ts";
 export * from "./pipeline/index.ts";

@@ -13,14 +13,18 @@
  * 3. it is at the top level: everything between `<x>` and its `</x>` is content, whatever
  *    tags it contains. A known tag inside another section neither opens nor closes anything.
  *
+ * A tag ends at its first `>` outside quoted attribute values: `note="a>b"` is one value, not
+ * the end of the tag (see tagEnd for a quote that never closes).
+ *
  * Fallbacks: a section that is never closed runs up to the next known tag (or the end); a
  * missing tag is `undefined`; a stray closing tag is ignored; when the same tag appears twice
  * the first one wins.
  *
  * ## Untrusted text
  *
- * User text goes into prompts only through `fenceUntrusted`, which fences it, labels it as
- * untrusted, and neutralises what could pass for structure if a model echoed it: the `<` of
+ * User text goes into prompts only through `fenceUntrusted` (or `fenceBlock`, unlabelled; for
+ * memories, through untrustedMemory.ts, which every prompt built from working memory uses),
+ * which fences it, labels it as untrusted, and neutralises what could pass for structure if a model echoed it: the `<` of
  * every known tag becomes `&lt;`, and fence-like lines get a zero-width space in front. So an
  * echoed user string (for instance quoted in the monologue) cannot open or close a section:
  * with rule 3, the echo stays inside the section the model put it in.
@@ -144,25 +148,55 @@ function parseAttributes(text: string): Record<string, string> {
   const attributes: Record<string, string> = {};
   const attr = /([A-Za-z_:][\w.:-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+|["'][^\s]*)))?/g;
   for (const m of text.matchAll(attr)) {
-    const value = m[2] ?? m[3] ?? m[4] ?? "";
-    // A malformed value (an unbalanced quote) keeps its text without the stray quotes.
-    attributes[m[1].toLowerCase()] = value.replace(/^["']|["']$/g, "");
+    // A malformed value (an unbalanced quote) keeps its text without the stray quotes; a
+    // quoted one is kept whole, quotes of the other kind included.
+    const value = m[2] ?? m[3] ?? (m[4] ?? "").replace(/^["']|["']$/g, "");
+    attributes[m[1].toLowerCase()] = value;
   }
   return attributes;
+}
+
+/**
+ * Where the tag whose name ends at `from` ends: the index of its `>`, or -1 when it is not a
+ * tag (a `<` or the end comes first). A quoted attribute value runs to its closing quote, so a
+ * `>` inside it does not end the tag; it cannot run past a `<` (XML forbids one there). A
+ * quote still open at a `<` was never closed: the tag then ends at its first `>`, as a
+ * malformed tag always did. A quote still open at the end of the text may yet close (a
+ * streamed answer), so the tag is not one yet: taking its first `>` would release the value's
+ * tail as speech. Linear: after a quote found unclosed, no quote of its kind is left before
+ * the next `<`, so no look-ahead is repeated.
+ */
+function tagEnd(raw: string, from: number): number {
+  let i = from;
+  for (; i < raw.length && raw[i] !== "<"; i++) {
+    const c = raw[i];
+    if (c === ">") return i;
+    if (c !== '"' && c !== "'") continue;
+    let j = i + 1;
+    while (j < raw.length && raw[j] !== c && raw[j] !== "<") j++;
+    if (j === raw.length) return -1;
+    if (raw[j] === c) i = j; // a quoted value: skip it whole
+  }
+  if (i === raw.length) return -1;
+  for (let k = from; k < i; k++) if (raw[k] === ">") return k;
+  return -1;
 }
 
 function tokenize(raw: string, names: readonly string[]): Token[] {
   const canonical = new Map(names.map((n) => [n.toLowerCase(), n] as const));
   const alternatives = names.map(escapeRegExp).join("|");
-  const tag = new RegExp(`<\\s*(\\/)?\\s*(${alternatives})(?=[\\s/>])([^<>]*)>`, "gi");
+  const tagStart = new RegExp(`<\\s*(\\/)?\\s*(${alternatives})(?=[\\s/>])`, "gi");
   const fences = fencedRanges(raw);
   const inFence = (i: number) => fences.some(([s, e]) => i >= s && i < e);
   const tokens: Token[] = [];
-  for (const m of raw.matchAll(tag)) {
-    const start = m.index ?? 0;
-    if (inFence(start)) continue;
+  for (let m = tagStart.exec(raw); m !== null; m = tagStart.exec(raw)) {
+    const start = m.index;
+    const afterName = start + m[0].length;
+    const end = tagEnd(raw, afterName);
+    if (end < 0 || inFence(start)) continue;
+    tagStart.lastIndex = end + 1;
     const closing = m[1] === "/";
-    let rest = m[3];
+    let rest = raw.slice(afterName, end);
     const selfClosing = !closing && /\/\s*$/.test(rest);
     if (selfClosing) rest = rest.replace(/\/\s*$/, "");
     if (closing && rest.trim() !== "") continue; // `</x foo>` is not a closing tag
@@ -172,7 +206,7 @@ function tokenize(raw: string, names: readonly string[]): Token[] {
       selfClosing,
       attributes: closing ? {} : parseAttributes(rest),
       start,
-      end: start + m[0].length,
+      end: end + 1,
     });
   }
   return tokens;
@@ -329,14 +363,20 @@ export function neutralizeTags(text: string, options: NeutralizeOptions = {}): s
   return text.replace(tagLike, "&lt;").replace(/^( {0,3})(`{3,}|~{3,})/gm, `$1${ZERO_WIDTH_SPACE}$2`);
 }
 
-/**
- * Fences user text for a prompt: a label, the untrusted notice, and a backtick fence longer
- * than any backtick run in the text (so the text cannot close it), around the neutralised text.
- */
-export function fenceUntrusted(label: string, text: string, options: NeutralizeOptions = {}): string {
+/** The neutralised text in a backtick fence longer than any backtick run in it (so the text cannot close it). */
+export function fenceBlock(text: string, options: NeutralizeOptions = {}): string {
   const safe = neutralizeTags(text, options);
   const longestRun = Math.max(0, ...[...safe.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(Math.max(3, longestRun + 1));
-  const heading = label.trim() ? `${label.trim()} (${UNTRUSTED_NOTICE}):` : `${UNTRUSTED_NOTICE}:`;
-  return `${heading}\n\n${fence}\n${safe}\n${fence}`;
+  return `${fence}\n${safe}\n${fence}`;
+}
+
+/**
+ * Fences user text for a prompt: a label, the untrusted notice, and `fenceBlock`. The label
+ * stands outside the fence, so it is made one inert line too (it may name a person).
+ */
+export function fenceUntrusted(label: string, text: string, options: NeutralizeOptions = {}): string {
+  const title = neutralizeTags(label, { allTags: true }).replace(/\s+/g, " ").trim();
+  const heading = title ? `${title} (${UNTRUSTED_NOTICE}):` : `${UNTRUSTED_NOTICE}:`;
+  return `${heading}\n\n${fenceBlock(text, options)}`;
 }

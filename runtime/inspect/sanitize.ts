@@ -5,15 +5,12 @@
  * context it runs in. An inspector needs their shape, not every word, and must never receive
  * anything that looks like a credential.
  */
+import { REDACTED, redactSecrets } from "../bus/secrets.ts";
+
+export { REDACTED };
 
 /** Field names whose string values are never shown. Broad on purpose: a false hit costs a debug value. */
 const SECRET_FIELD = /key|token|secret|passw|passphrase|credential|authorization|cookie|bearer/i;
-
-/** Credentials by their look, wherever they appear (a user may paste one into a chat). */
-const SECRET_VALUE =
-  /\b(?:sk-(?:ant-)?[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16})\b|\bBearer\s+[A-Za-z0-9._~+/-]{12,}=*/g;
-
-export const REDACTED = "[redacted]";
 
 /** Working memories longer than this are shown as their first and last five memories. */
 const MEMORY_PREVIEW = 40;
@@ -29,7 +26,8 @@ const MAX_STRING = 4000;
 const WHOLE_STRINGS = new Set(["definition"]);
 
 function scrubString(value: string, key = ""): string {
-  const cleaned = value.replace(SECRET_VALUE, REDACTED);
+  // Credentials by their look, wherever they appear (a user may paste one into a chat).
+  const cleaned = redactSecrets(value);
   return cleaned.length > MAX_STRING && !WHOLE_STRINGS.has(key) ? `${cleaned.slice(0, MAX_STRING)}… (${cleaned.length - MAX_STRING} more characters)` : cleaned;
 }
 

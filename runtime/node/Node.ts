@@ -3,7 +3,7 @@
  * environment (`<data>/<nodeId>`), joins the bus (NATS, or the in-process bus for a
  * single-process run) and hosts the souls the config gives it, with everything around them:
  *
- * - perceptions in from its durable consumer (perceptionSources.ts, perceptionIntake.ts),
+ * - perceptions in from its durable consumers (nodePerceptionSources.ts, perceptionIntake.ts),
  *   each recorded in the soul's inbox before it is acked;
  * - speech out on each soul's says subject, events on its events subject (busOutlet.ts,
  *   soulEvents.ts), behind the soul's gate chain (gates.ts) and approval queue, each turn's
@@ -17,35 +17,39 @@
  * `stop()` shuts down in the order that loses nothing: no new perceptions (those in flight
  * finish and are acked), no new whispers or hearings, daimons off, each soul stops after its
  * running turn (queued perceptions stay in its inbox for the next start), everything said
- * is published, the bus drains, and the store closes with every committed turn on disk.
+ * is published, the bus drains, and the store closes with every committed turn on disk. A
+ * step that fails is reported and the rest still run (nodeShutdown.ts).
  */
-import { join, resolve } from "node:path";
-import { publishDecisions, startSkillGate, type SkillGateHandle } from "../../actors/gate/index.ts";
+import { publishDecisions } from "../../actors/gate/index.ts";
 import { createSoulHost, type Soul, type SoulBlueprint, type SoulHostOptions } from "../../actors/soul/index.ts";
-import { clusterSubjects, streamName, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
+import { clusterSubjects, redactSecrets, streamName, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
 import type { ModelRegistry } from "../providers/index.ts";
-import { DEFAULT_PATH, openStore, type Store, type StoreOptions } from "../store/index.ts";
+import { openStore, type Store, type StoreOptions } from "../store/index.ts";
 import { createBusOutlet } from "./busOutlet.ts";
+import { nodeDataDir } from "./dataDirectory.ts";
 import { blueprintOf, parseClusterConfig, resolveDaimon, type ClusterConfig, type SoulConfig } from "./clusterConfig.ts";
 import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { startDaimons, type NodeDaimons } from "./daimons.ts";
-import { buildGate, buildLocalGate, gatesOf, type BuiltGate } from "./gates.ts";
+import { buildGate, gatesOf, type BuiltGate } from "./gates.ts";
 import { startHearings } from "./hearing.ts";
 import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
 import type { NatsConnectOptions } from "./natsConnection.ts";
 import { nodeCognition } from "./nodeCognition.ts";
 import { startNodeControl, type NodeControl } from "./nodeControl.ts";
 import { resolveNodeId, runningTwin } from "./nodeIdentity.ts";
-import { createNodeRegistry, registryStatus, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
+import { createNodeRegistry, registryStatus, type NodeRegistry, type RegistrySoul } from "./nodeRegistry.ts";
 import { createPerceptionIntake } from "./perceptionIntake.ts";
-import { startPerceptionSource } from "./perceptionSources.ts";
+import { startNodePerceptionSources } from "./nodePerceptionSources.ts";
 import { createRegistryFeed, initialRegistrySouls } from "./registryFeed.ts";
 import { joinBus } from "./nodeBus.ts";
 import { createEventPublisher } from "./soulEvents.ts";
+import { runShutdown, stopEach } from "./nodeShutdown.ts";
 import { soulMemoryReader } from "./soulMemory.ts";
 import { createSoulOutlets } from "./soulOutlets.ts";
 import { createSoulRouter } from "./soulRouter.ts";
-import { firstNode, servesSkill, soulsFor, type Placement } from "./soulPlacement.ts";
+import { startNodeSkillGates } from "./nodeSkillGates.ts";
+import { firstNode, soulsElsewhere, soulsFor, type Placement } from "./soulPlacement.ts";
+import { watchStrayPerceptions } from "./strayPerceptions.ts";
 import { subscribeWhispers } from "./whisperIntake.ts";
 
 export interface StartNodeOptions {
@@ -99,7 +103,7 @@ export interface EnsoulNode {
   setDaimonMode(soulId: string, mode: string, name?: string): DaimonStatusEntry[];
   /** Resolves when every live soul is idle and everything said so far has been published. */
   idle(): Promise<void>;
-  /** Drains and shuts down (see the file comment); every call gets the same promise. */
+  /** Drains and shuts down (see the file comment); every call gets the same promise, a NodeStopError if a step failed. */
   stop(): Promise<void>;
   /** Resolves once the node has stopped, whoever stopped it (`stop()`, a `stop` control request). */
   readonly stopped: Promise<void>;
@@ -115,7 +119,8 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
   const env = options.env ?? process.env;
   const placement: Placement = options.placement ?? (options.nats || options.bus ? "assigned" : "all");
   const nodeId = resolveNodeId(options, config, placement);
-  const log = options.log ?? ((line: string) => process.stderr.write(`[ensoul ${nodeId}] ${line}\n`));
+  // No credential leaves in a log line, whatever it quotes (a NATS error with a URL in it).
+  const log = (line: string) => (options.log ?? ((l: string) => process.stderr.write(`[ensoul ${nodeId}] ${l}\n`)))(redactSecrets(line));
   const report = (err: unknown, what: string) => log(`${what}: ${err instanceof Error ? err.message : String(err)}`);
 
   const hostedConfigs = soulsFor(config, nodeId, placement);
@@ -136,10 +141,9 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       throw new Error(`node '${nodeId}' of cluster '${config.cluster}' is already running (pid ${running.pid}); stop it first or start this one with another --node`);
     }
   }
-  const dataRoot = resolve(options.data ?? config.data ?? DEFAULT_PATH);
   let store: Store;
   try {
-    store = openStore({ path: join(dataRoot, nodeId), ...options.store });
+    store = openStore({ path: nodeDataDir(options.data ?? config.data, nodeId), ...options.store });
   } catch (err) {
     if (ownsBus) await bus.close();
     throw err;
@@ -158,9 +162,9 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
   async function assemble(): Promise<EnsoulNode> {
     // ---- the registry, from what LMDB holds ----------------------------------------------
     const initial: RegistrySoul[] = initialRegistrySouls(hostedConfigs, blueprints, store);
-    const registry = createNodeRegistry({ node: nodeId, cluster: config.cluster, bus: bus.kind, souls: initial });
+    const registry = createNodeRegistry({ node: nodeId, cluster: config.cluster, bus: bus.kind, souls: initial, ...(placement === "assigned" ? { elsewhere: soulsElsewhere(config, nodeId) } : {}) });
     const live = new Map<string, Soul>();
-    const { dirty, activations, count, flush, markPassivated } = createRegistryFeed(registry, live);
+    const { dirty, activations, count, flush, markPassivated, markStopped } = createRegistryFeed(registry, live);
 
     // ---- gates, cognition, outlets ----------------------------------------------------------
     const gateContext = { bus, cluster: config.cluster, store, env };
@@ -191,6 +195,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       },
       outlet: router,
       cognition,
+      maxQueued: (id) => hosted.get(id)?.maxQueued ?? config.runtime.maxQueued,
       ...(options.inspect ? { inspect: options.inspect } : {}),
       onActivate: (soul) => {
         live.set(soul.id, soul);
@@ -211,6 +216,10 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     flusher.unref();
     cleanups.push(async () => clearInterval(flusher));
 
+    // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
+    const skillGates = await startNodeSkillGates({ bus, config, nodeId, placement, gateContext, registry, ...(options.inspect ? { inspect: options.inspect } : {}) });
+    cleanups.push(async () => void (await Promise.all(skillGates.map((g) => g.stop()))));
+
     // Souls with work left from the last run come back first: what was in their inbox
     // arrived before anything the consumer will deliver now.
     for (const soul of hostedConfigs) {
@@ -219,22 +228,7 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
     }
     for (const queue of approvals.values()) void queue.resume().catch((err: unknown) => report(err, "resuming approved proposals"));
 
-    // ---- skill gates, daimons ------------------------------------------------------------------
-    const skillGates: SkillGateHandle[] = [];
-    for (const g of config.skillGates) {
-      if (!servesSkill(g, nodeId, placement)) continue;
-      const handle = startSkillGate({
-        bus,
-        cluster: config.cluster,
-        gate: buildLocalGate(g.gate, gateContext).gate,
-        skill: g.skill,
-        ...(g.deadlineMs !== undefined ? { deadlineMs: g.deadlineMs } : {}),
-        ...(options.inspect ? { inspect: options.inspect } : {}),
-      });
-      skillGates.push(handle);
-      registry.trigger.skillGateSet({ skill: g.skill, serving: true });
-    }
-    cleanups.push(async () => void (await Promise.all(skillGates.map((g) => g.stop()))));
+    // ---- daimons ------------------------------------------------------------------------------
 
     const daimons: NodeDaimons = startDaimons({
       bus,
@@ -260,6 +254,8 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       report,
     });
     cleanups.push(async () => whispers.unsubscribe());
+    // Stored perceptions no consumer can deliver (a literal `>` for the soul): reported once, by this node.
+    if (reportsUnknown && bus.kind === "nats") cleanups.push(watchStrayPerceptions(bus, subjects, () => count("dead")));
 
     const hearings = await startHearings(bus, subjects, hostedConfigs, (speaker) => (blueprints.get(speaker) as SoulBlueprint).name, {
       ackWaitMs: config.runtime.ackWaitMs,
@@ -287,11 +283,10 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
       },
       { holds: onJetStream },
     );
-    const source = await startPerceptionSource(bus, {
-      filter: subjects.allSouls("perceive"),
-      consumer: `node-${nodeId}`,
+    const source = await startNodePerceptionSources(bus, subjects, nodeId, {
       ackWaitMs: config.runtime.ackWaitMs,
       handler: intake,
+      room: (id) => live.get(id)?.room(),
       report,
       ...(options.nats && onJetStream
         ? { jetStream: { nats: options.nats, stream: streamName(config.cluster), maxInFlight: config.runtime.maxInFlight, name: `ensoul-${config.cluster}-${nodeId}-perceptions` } }
@@ -332,38 +327,32 @@ export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> 
         status,
         memory,
         daimon: (req) => ({ soulId: req.soulId, daimons: setDaimonMode(req.soulId, req.mode, req.name) }),
-        stop: () => void node.stop(),
+        stop: () => void node.stop().catch(() => undefined), // each failed step is reported as it fails
       },
       report,
     );
     registry.trigger.stateChanged({ state: "running" });
     control.beat();
 
-    const stop = async (): Promise<void> => {
+    const stop = (): Promise<void> => {
       stopping = true;
-      registry.trigger.stateChanged({ state: "stopping" });
-      control.beat();
       if (passivator) clearInterval(passivator);
-      await source.stop().catch((err: unknown) => report(err, "stopping the perception consumer"));
-      await Promise.all(hearings.map((h) => h.stop().catch((err: unknown) => report(err, "stopping a hearing"))));
-      whispers.unsubscribe();
-      await whispers.closed;
-      await daimons.stop().catch((err: unknown) => report(err, "stopping daimons"));
-      await Promise.all([...live.values()].map((s) => s.stop().catch((err: unknown) => report(err, `stopping soul ${s.id}`))));
-      flush(true);
-      await soulHost.close().catch((err: unknown) => report(err, "closing the soul host"));
-      await busOutlet.settled();
-      await decisions.flush();
-      await Promise.all(skillGates.map((g) => g.stop()));
-      clearInterval(flusher);
-      const patches: Record<string, SoulPatch> = {};
-      for (const id of hosted.keys()) patches[id] = { status: registry.getSnapshot().context.souls[id]?.status === "expired" ? "expired" : "stopped", pending: 0 };
-      registry.trigger.soulsPatched({ patches });
-      registry.trigger.stateChanged({ state: "stopped" });
-      control.beat();
-      await control.stop();
-      if (ownsBus) await bus.drain().catch((err: unknown) => report(err, "draining the bus"));
-      await store.close();
+      return runShutdown(nodeId, report, [
+        ["announcing the stop", () => (registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
+        ["stopping the perception consumer", () => source.stop()],
+        ["stopping the hearings", () => stopEach(hearings, (h) => h.stop(), (h) => `hearing ${h.name}`)],
+        ["stopping the whispers", () => (whispers.unsubscribe(), whispers.closed)],
+        ["stopping daimons", () => daimons.stop()],
+        ["stopping the souls", () => stopEach(live.values(), (s) => s.stop(), (s) => `soul ${s.id}`)],
+        ["closing the soul host", () => (flush(true), soulHost.close())],
+        ["publishing what was said", () => busOutlet.settled()],
+        ["publishing gate decisions", () => decisions.flush()],
+        ["stopping skill gates", () => stopEach(skillGates, (g) => g.stop(), (g) => `skill gate ${g.skill}`)],
+        ["marking the souls stopped", () => (clearInterval(flusher), markStopped(hosted.keys()), control.beat())],
+        ["stopping node control", () => control.stop()],
+        ["draining the bus", () => ownsBus && bus.drain()],
+        ["closing the store", () => store.close()],
+      ]);
     };
 
     const node: EnsoulNode = {

@@ -21,7 +21,7 @@ export interface BusOutletOptions {
   runningPerception(soulId: string): string | undefined;
   /** Who sent a perception (its envelope's `from`): the `to` of the speech answering it. */
   senderOf(perceptionId: string): string | undefined;
-  /** A chunk that could not be published (a final's failure goes back to the soul, which keeps it in its outbox). */
+  /** A chunk that could not be published (a final's failure goes back to the soul, which keeps it in its outbox and publishes it again, OutboxDelivery.ts). */
   onError(err: unknown, what: string): void;
 }
 

@@ -14,6 +14,22 @@ export class ClusterClientError extends Error {
   }
 }
 
+/**
+ * The soul's node is not running, or no node of the cluster is: a perception published now
+ * waits in the cluster's stream and is answered when the node is back.
+ */
+export class NodeDownError extends ClusterClientError {
+  readonly soulId: string;
+  /** The node the config places the soul on, when a live node's heartbeat said so. */
+  readonly node: string | undefined;
+  constructor(message: string, soulId: string, node?: string) {
+    super(message);
+    this.name = "NodeDownError";
+    this.soulId = soulId;
+    this.node = node;
+  }
+}
+
 export interface DiscoveredNode {
   status: NodeStatus;
   /** Epoch ms of the latest heartbeat. */
@@ -62,13 +78,20 @@ export async function discoverNodes(bus: Bus, options: DiscoverOptions = {}): Pr
   return nodes;
 }
 
-/** The node hosting a soul, found by heartbeat; a clear error when no running node does. */
+/**
+ * The node hosting a soul, found by heartbeat. When none does: a NodeDownError if no node
+ * runs, or if a live node's heartbeat places the soul on a node that sent none; otherwise the
+ * soul is unknown (a ClusterClientError listing the souls there are).
+ */
 export async function findSoul(bus: Bus, soulId: string, waitMs = 2_500): Promise<DiscoveredNode> {
   const hosting = (nodes: ReadonlyMap<string, DiscoveredNode>) => [...nodes.values()].find((n) => n.status.souls.some((s) => s.id === soulId));
   const nodes = await discoverNodes(bus, { waitMs, until: (n) => hosting(n) !== undefined || sawFullPeriod(n) });
   const found = hosting(nodes);
   if (found) return found;
-  if (nodes.size === 0) throw new ClusterClientError(`no node of cluster '${bus.cluster}' is running (no heartbeat within ${waitMs} ms)`);
+  const silence = `no heartbeat within ${waitMs} ms`;
+  if (nodes.size === 0) throw new NodeDownError(`no node of cluster '${bus.cluster}' is running (${silence})`, soulId);
+  const placed = [...nodes.values()].flatMap((n) => Object.entries(n.status.elsewhere ?? {})).find(([node, souls]) => souls.includes(soulId) && !nodes.has(node));
+  if (placed) throw new NodeDownError(`soul '${soulId}' is on node '${placed[0]}' of cluster '${bus.cluster}', which is not running (${silence})`, soulId, placed[0]);
   const souls = [...nodes.values()].flatMap((n) => n.status.souls.map((s) => s.id));
   throw new ClusterClientError(`unknown soul '${soulId}' (souls of cluster '${bus.cluster}': ${souls.join(", ") || "none"})`);
 }

@@ -9,7 +9,7 @@
  * (`defineSoul(...)`) instead of a builtin soul's name, a Gate object instead of a builtin.
  */
 import { z } from "zod";
-import type { SoulBlueprint } from "../../actors/soul/index.ts";
+import { DEFAULT_MAX_QUEUED, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { DAIMON_MODES, type DaimonMode } from "../../actors/daimon/index.ts";
 import { builtinDaimons, builtinSouls } from "../../souls/index.ts";
 import { modelName, token } from "./configFields.ts";
@@ -38,6 +38,8 @@ const soulSchema = z.strictObject({
    * the bouncer).
    */
   streamChunks: z.boolean().optional(),
+  /** Perceptions this soul may keep waiting behind its running turn; default `runtime.maxQueued`. */
+  maxQueued: z.number().int().min(1).max(1_000_000).optional(),
 });
 
 const daimonSchema = z
@@ -75,6 +77,11 @@ const runtimeSchema = z.strictObject({
   ackWaitMs: z.number().int().min(200).default(30_000),
   /** Perceptions a node takes in at once (across souls; each soul's stay in order). */
   maxInFlight: z.number().int().min(1).max(10_000).default(256),
+  /**
+   * Perceptions a soul may keep waiting behind its running turn. Past it the node takes no
+   * more of that soul's perceptions until a turn makes room: they stay in the stream, unacked.
+   */
+  maxQueued: z.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_QUEUED),
   /** Passivate a soul idle this long (0: never). */
   passivateAfterMs: z.number().int().min(0).default(600_000),
   /**
@@ -108,7 +115,7 @@ export const clusterConfigSchema = z
     approvals: z.strictObject({ authorizedUsers: z.array(z.string().min(1)).min(1) }).optional(),
     /** Reserved: validated, not started yet. */
     bridges: z.array(bridgeSchema).default([]),
-    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, passivateAfterMs: 600_000, deadLetterUnknownSouls: true }),
+    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true }),
   })
   .superRefine((config, ctx) => crossCheck(config, ctx));
 

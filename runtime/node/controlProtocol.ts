@@ -50,6 +50,11 @@ export interface NodeStatus {
   skillGates: string[];
   /** Counters since start. */
   counters: NodeCounters;
+  /**
+   * The souls the cluster config places on other nodes, by node id (absent when one process
+   * runs the whole cluster): a soul listed here whose node sends no heartbeat is down, not unknown.
+   */
+  elsewhere?: Record<string, string[]>;
 }
 
 export interface NodeCounters {

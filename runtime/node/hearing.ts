@@ -44,8 +44,9 @@ export async function startHearing(
     async (msg) => {
       const decoded = decodeEnvelope(msg.data);
       if (!decoded.ok) {
-        await deadLetter(bus, bus.cluster, { subject: msg.subject, reason: decoded.reason, data: msg.data });
-        return;
+        // Acked only with its dead letter written; otherwise it fails, and comes back.
+        if (await deadLetter(bus, bus.cluster, { subject: msg.subject, reason: decoded.reason, data: msg.data })) return;
+        throw new Error(`could not dead-letter a message from ${msg.subject} (${decoded.reason})`);
       }
       const speech = decoded.envelope;
       // Chunks repeat the final text; another voice on the subject (a daimon speaking) is not the soul.

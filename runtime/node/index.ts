@@ -19,6 +19,8 @@ export {
   type SoulConfig,
 } from "./clusterConfig.ts";
 export { ConfigError, formatPath } from "./configError.ts";
+export { DEFAULT_DATA_DIR, LOCAL_NODE, nodeDataDir } from "./dataDirectory.ts";
+export { NodeStopError } from "./nodeShutdown.ts";
 export {
   BUILTIN_GATES,
   type ApprovalGateSpec,
@@ -58,6 +60,7 @@ export { ModelConfigError } from "./nodeCognition.ts";
 export {
   ClusterClientError,
   discoverNodes,
+  NodeDownError,
   findSoul,
   sawFullPeriod,
   requestControl,

@@ -3,8 +3,8 @@
  * or NKey seed. `connectClusterBus` turns the client's connection failures into the one line
  * a user can act on (`cannot reach NATS at nats://127.0.0.1:4999 (connection refused)`).
  */
-import { nkeyAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
-import { connectNatsBus, type Bus, type NatsBusOptions } from "../bus/index.ts";
+import { credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
+import { connectNatsBus, redactSecrets, type Bus, type NatsBusOptions } from "../bus/index.ts";
 
 export interface NatsConnectOptions {
   servers: string | string[];
@@ -13,6 +13,8 @@ export interface NatsConnectOptions {
   token?: string;
   /** An NKey user seed (`SU...`). */
   nkeySeed?: string;
+  /** The text of a NATS `.creds` file: a user JWT and its NKey seed. */
+  creds?: string;
   /** Pause between reconnect attempts (attempts never stop). */
   reconnectTimeWaitMs?: number;
   /**
@@ -29,8 +31,9 @@ export class NatsUnreachableError extends Error {
   }
 }
 
+/** The server list as it may be printed: credentials in a URL redacted. */
 export function serversText(servers: string | string[]): string {
-  return Array.isArray(servers) ? servers.join(", ") : servers;
+  return redactSecrets(Array.isArray(servers) ? servers.join(", ") : servers);
 }
 
 /** Options for a raw connection of the official client, with the same credentials the bus uses. */
@@ -48,6 +51,7 @@ export function natsConnectionOptions(o: NatsConnectOptions, name: string): Conn
   if (o.token !== undefined) opts.token = o.token;
   if (o.inboxPrefix !== undefined) opts.inboxPrefix = o.inboxPrefix;
   if (o.nkeySeed !== undefined) opts.authenticator = nkeyAuthenticator(new TextEncoder().encode(o.nkeySeed.trim()));
+  if (o.creds !== undefined) opts.authenticator = credsAuthenticator(new TextEncoder().encode(o.creds));
   return opts;
 }
 
@@ -58,10 +62,10 @@ export function connectFailure(err: unknown): string {
   const text = `${e?.message ?? ""} ${e?.cause?.message ?? ""}`;
   if (code === "ECONNREFUSED" || /connection refused/i.test(text)) return "connection refused";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || /ENOTFOUND|getaddrinfo/.test(text)) return "unknown host";
-  if (/authorization|authentication/i.test(text)) return "authorization failed: check --user/--pass, --token or --nkey-seed-file";
+  if (/authorization|authentication/i.test(text)) return "authorization failed: check the NATS user and password, token, --creds or --nkey-seed-file";
   if (/timeout/i.test(text)) return "timed out";
   const detail = (e?.message ?? String(err)).replace(/^could not connect to NATS at [^:]+(?::\/\/[^:]+(?::\d+)?)?: /, "");
-  return detail.split("\n")[0].slice(0, 200);
+  return redactSecrets(detail.split("\n")[0]).slice(0, 200);
 }
 
 /** The bus of a cluster on NATS, or a NatsUnreachableError with one clear line. */
@@ -72,6 +76,7 @@ export async function connectClusterBus(o: NatsConnectOptions & { cluster: strin
   if (o.pass !== undefined) opts.pass = o.pass;
   if (o.token !== undefined) opts.token = o.token;
   if (o.nkeySeed !== undefined) opts.nkeySeed = o.nkeySeed.trim();
+  if (o.creds !== undefined) opts.creds = o.creds;
   if (o.inboxPrefix !== undefined) opts.inboxPrefix = o.inboxPrefix;
   if (o.onHandlerError) opts.onHandlerError = o.onHandlerError;
   if (o.publishTimeoutMs !== undefined) opts.publishTimeoutMs = o.publishTimeoutMs;
@@ -80,7 +85,7 @@ export async function connectClusterBus(o: NatsConnectOptions & { cluster: strin
   } catch (err) {
     const connected = !(err instanceof Error && err.message.startsWith("could not connect"));
     // Connected, but the stream could not be set up (JetStream off, permissions): say that instead.
-    if (connected) throw new NatsUnreachableError(`NATS at ${serversText(o.servers)} cannot serve cluster '${o.cluster}': ${(err as Error).message.split("\n")[0]}`, { cause: err });
+    if (connected) throw new NatsUnreachableError(`NATS at ${serversText(o.servers)} cannot serve cluster '${o.cluster}': ${redactSecrets((err as Error).message.split("\n")[0])}`, { cause: err });
     throw new NatsUnreachableError(`cannot reach NATS at ${serversText(o.servers)} (${connectFailure(err)})`, { cause: err });
   }
 }

@@ -7,6 +7,7 @@
  */
 import { assertName, type Bus, type ClusterSubjects } from "../bus/index.ts";
 import type { ClusterConfig } from "./clusterConfig.ts";
+import { LOCAL_NODE } from "./dataDirectory.ts";
 import { decodeControl, encodeControl, isControlError, type NodeStatus } from "./controlProtocol.ts";
 import type { StartNodeOptions } from "./Node.ts";
 import { firstNode, type Placement } from "./soulPlacement.ts";
@@ -24,7 +25,7 @@ export async function runningTwin(bus: Bus, subjects: ClusterSubjects, nodeId: s
 
 export function resolveNodeId(options: StartNodeOptions, config: ClusterConfig, placement: Placement): string {
   if (options.nodeId !== undefined) return assertName("nodeId", options.nodeId);
-  if (placement === "all") return "local";
+  if (placement === "all") return LOCAL_NODE;
   const named = new Set([...(config.nodes ?? []), ...config.souls.flatMap((s) => (s.node ? [s.node] : []))]);
   if (named.size > 1) throw new Error(`this config spreads souls over nodes ${[...named].join(", ")}: say which one this is (--node <name>)`);
   return firstNode(config, "main");

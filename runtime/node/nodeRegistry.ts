@@ -30,11 +30,13 @@ export interface RegistryContext {
   daimons: Record<string, DaimonStatusEntry>;
   skillGates: Record<string, { skill: string; serving: boolean }>;
   counters: NodeCounters;
+  /** NodeStatus.elsewhere: fixed by the config. */
+  elsewhere?: Record<string, string[]>;
 }
 
 export type SoulPatch = Partial<Omit<RegistrySoul, "id">>;
 
-export function createNodeRegistry(init: { node: string; cluster: string; bus: string; souls: RegistrySoul[] }) {
+export function createNodeRegistry(init: { node: string; cluster: string; bus: string; souls: RegistrySoul[]; elsewhere?: Record<string, string[]> }) {
   return createStore({
     context: {
       node: init.node,
@@ -47,6 +49,7 @@ export function createNodeRegistry(init: { node: string; cluster: string; bus: s
       daimons: {},
       skillGates: {},
       counters: { perceptions: 0, duplicates: 0, dead: 0, whispers: 0, heard: 0 },
+      ...(init.elsewhere ? { elsewhere: init.elsewhere } : {}),
     } as RegistryContext,
     on: {
       stateChanged: (ctx, e: { state: NodeStatus["state"] }) => ({ ...ctx, state: e.state }),
@@ -91,5 +94,6 @@ export function registryStatus(ctx: RegistryContext): NodeStatus {
       .filter((g) => g.serving)
       .map((g) => g.skill),
     counters: { ...ctx.counters },
+    ...(ctx.elsewhere ? { elsewhere: ctx.elsewhere } : {}),
   };
 }

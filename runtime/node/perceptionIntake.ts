@@ -1,14 +1,17 @@
 /**
- * What a node does with one message from `ensoul.<cluster>.soul.*.perceive`, whichever
- * consumer delivered it (perceptionSources.ts). Resolving means "ack it"; throwing means
+ * What a node does with one message from `ensoul.<cluster>.soul.*.perceive` or
+ * `ensoul.<cluster>.soul.*.internal`, whichever consumer delivered it (perceptionSources.ts). Resolving means "ack it"; throwing means
  * "redeliver it later" and is kept for failures that may pass (the store, a soul that could
  * not start). In order:
  *
  * 1. A soul this node does not host: acked and left to its node. A soul no node of the
- *    cluster hosts: the first node dead-letters it (`unknown soul`), so it is reported once.
+ *    cluster hosts, or a subject whose soul token is no name at all: the first node
+ *    dead-letters it (`unknown soul`, `no soul`), so it is reported once.
  * 2. An invalid envelope, a kind other than perception, an envelope addressed to another
- *    soul than its subject, a route to a process the soul does not have: dead-lettered with
- *    the reason. The node keeps serving.
+ *    soul than its subject, a perception on `perceive` that carries `internal` or `process`
+ *    (only the node-only `internal` subject may), a route to a process the soul does not
+ *    have: dead-lettered with the reason, then acked; while the dead letter cannot be
+ *    published, it throws instead, and the message comes back. The node keeps serving.
  * 3. `approve`/`deny` perceptions go to the soul's approval queue first; an authorised
  *    decision is consumed there and never becomes a turn.
  * 4. Everything else is recorded in the soul's LMDB inbox, keyed by envelope id, and only
@@ -23,7 +26,7 @@
  */
 import type { Approvals } from "../../actors/gate/index.ts";
 import type { HeldPerceiveResult, Soul, SoulBlueprint } from "../../actors/soul/index.ts";
-import { deadLetter, decodeEnvelope, isKind, parseSubject, type Bus } from "../bus/index.ts";
+import { clusterSubjects, deadLetter, decodeEnvelope, isKind, parseSubject, soulOfSubject, type Bus } from "../bus/index.ts";
 import type { NodeCounters } from "./controlProtocol.ts";
 import type { EventPublisher } from "./soulEvents.ts";
 
@@ -55,16 +58,30 @@ export interface IntakeOptions {
   holds: boolean;
 }
 
+/**
+ * The fields that put words in the soul's own voice (`internal`) or move it to a process of
+ * the sender's choosing (`process`). Anyone allowed to perceive (every bridge) publishes on
+ * `perceive`, so there they are refused, never dropped silently: only the `internal` subject,
+ * which NATS permissions give to nodes alone, may carry them (docs/SECURITY.md 2.5).
+ */
+function nodeOnlyFields(body: { internal?: boolean; process?: string }): string[] {
+  return (["internal", "process"] as const).filter((field) => body[field] !== undefined).map((field) => `'${field}'`);
+}
+
 export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions = { holds: false }): PerceptionHandler {
   const { bus } = host;
   const dead = async (subject: string, data: Uint8Array, reason: string) => {
+    // Refused means acked, and acked without its dead letter it would vanish: fail instead, so it comes back.
+    if (!(await deadLetter(bus, bus.cluster, { subject, reason, data }))) throw new Error(`could not dead-letter it (${reason}); it will be delivered again`);
     host.count("dead");
-    await deadLetter(bus, bus.cluster, { subject, reason, data });
   };
 
   return async (subject, data): Promise<PerceptionOutcome> => {
     const parsed = parseSubject(subject);
-    if (!parsed || parsed.kind !== "soul" || parsed.verb !== "perceive" || parsed.cluster !== bus.cluster) {
+    if (!parsed || parsed.kind !== "soul" || (parsed.verb !== "perceive" && parsed.verb !== "internal") || parsed.cluster !== bus.cluster) {
+      const named = soulOfSubject(subject);
+      // A client published with no name for a soul (`b@d`, a literal `*`): every node's consumer delivers it, the first reports it.
+      if ("reason" in named) return host.reportsUnknown ? dead(subject, data, named.reason) : undefined;
       // The consumer's filter makes this unreachable; a message that got here anyway is not ours to route.
       await dead(subject, data, `not a perceive subject of cluster ${bus.cluster}`);
       return;
@@ -78,8 +95,12 @@ export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions 
     if (!decoded.ok) return dead(subject, data, decoded.reason);
     const env = decoded.envelope;
     if (!isKind(env, "perception")) return dead(subject, data, `unexpected kind ${env.kind} (this receiver takes perception)`);
-    if (env.to !== soulId) return dead(subject, data, `envelope is addressed to '${env.to.slice(0, 128)}' but arrived on the perceive subject of '${soulId}'`);
+    if (env.to !== soulId) return dead(subject, data, `envelope is addressed to '${env.to.slice(0, 128)}' but arrived on the ${parsed.verb} subject of '${soulId}'`);
     const body = env.body;
+    const claimed = parsed.verb === "perceive" ? nodeOnlyFields(body) : [];
+    if (claimed.length > 0) {
+      return dead(subject, data, `perception on the perceive subject carries ${claimed.join(" and ")}: only the node hosting a soul may set 'internal' or 'process', on ${clusterSubjects(bus.cluster).internal(soulId)}`);
+    }
     if (body.process !== undefined && !host.blueprint(soulId).processes.has(body.process)) {
       return dead(subject, data, `perception routed to unknown process '${body.process.slice(0, 128)}' of soul '${soulId}'`);
     }

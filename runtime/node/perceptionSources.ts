@@ -25,6 +25,14 @@
  *   receivers but not for this one; ack, nak-with-backoff, working and dead-letter-then-term
  *   follow PROTOCOL.md 7.3 exactly as the bus does.
  * - On any other Bus (the in-process bus of a single-process run), `bus.durable()`.
+ *
+ * Backpressure: a soul keeps at most `maxQueued` perceptions waiting (actors/soul/SoulQueueFull.ts).
+ * Before handing a soul a perception, both sources ask `room(soulId)` and, when the soul is
+ * full, wait instead of handing it over. The message stays unacked meanwhile (on JetStream it
+ * is kept alive with +WPI, and the rest of that soul's lane waits behind it, in order), so
+ * nothing is refused, redelivered or dead-lettered for it. On JetStream a waiting lane gives
+ * up its in-flight slots, so other souls go on; what finally stops the server delivering is
+ * the consumer's `max_ack_pending`, once that many are unacked.
  */
 import {
   AckPolicy,
@@ -35,6 +43,7 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { isSoulQueueFull } from "../../actors/soul/index.ts";
 import { deadLetter, parseSubject, type Bus } from "../bus/index.ts";
 import { natsConnectionOptions, type NatsConnectOptions } from "./natsConnection.ts";
 import type { PerceptionHandler } from "./perceptionIntake.ts";
@@ -56,12 +65,40 @@ export interface SourceOptions {
   maxDeliver?: number;
   /** Base of the redelivery backoff (200 ms × delivery count, capped at 30 s). */
   retryDelayMs?: number;
+  /** Undefined when the soul can take a perception now; else resolves once it can (`Soul.room`). Default: always. */
+  room?(soulId: string): Promise<void> | undefined;
   report(err: unknown, context: string): void;
+}
+
+/**
+ * Hands one message to the handler once its soul has room. A soul filled meanwhile by another
+ * sender refuses it (SoulQueueFull): that is waited out too, never counted as a failure.
+ */
+async function whenRoom<T>(
+  o: SourceOptions,
+  subject: string,
+  handle: () => Promise<T>,
+  /** Waits for the room; false: give up (the source is stopping). */
+  wait: (room: Promise<void>) => Promise<boolean> = (room) => room.then(() => true),
+): Promise<{ value: T } | undefined> {
+  const soulId = parseSubject(subject)?.id;
+  for (;;) {
+    const room = soulId ? o.room?.(soulId) : undefined;
+    if (room) {
+      if (!(await wait(room))) return undefined;
+      continue;
+    }
+    try {
+      return { value: await handle() };
+    } catch (err) {
+      if (!isSoulQueueFull(err)) throw err;
+    }
+  }
 }
 
 /** Any Bus: its durable consumer, one perception at a time. Its handler never holds a message (the intake runs with `holds: false`). */
 export async function busPerceptionSource(bus: Bus, o: SourceOptions): Promise<PerceptionSource> {
-  const consumer = await bus.durable(o.filter, o.consumer, async (msg) => void (await o.handler(msg.subject, msg.data)), {
+  const consumer = await bus.durable(o.filter, o.consumer, async (msg) => void (await whenRoom(o, msg.subject, () => o.handler(msg.subject, msg.data))), {
     ackWaitMs: o.ackWaitMs,
     ...(o.maxDeliver !== undefined ? { maxDeliver: o.maxDeliver } : {}),
     ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
@@ -95,12 +132,17 @@ export interface JetStreamSourceOptions extends SourceOptions {
 interface Lane {
   tail: Promise<void>;
   /**
-   * A perception of this soul failed (its inbox could not be written): the ones queued behind
-   * it are handed back too, so none overtakes it. After such a failure the order is JetStream's
-   * redelivery order, which follows the nak delays: close to, but not guaranteed to be, the
-   * stream order. In the normal path (no failure) a soul's order is the stream's.
+   * A perception of this soul failed (its inbox could not be written), or was handed back
+   * while waiting for room as the source stopped: the ones queued behind it are handed back
+   * too, so none overtakes it. After such a failure the order is JetStream's redelivery
+   * order, which follows the nak delays: close to, but not guaranteed to be, the stream
+   * order. In the normal path (no failure) a soul's order is the stream's.
    */
   failed: boolean;
+  /** Messages in this lane, not yet finished. */
+  size: number;
+  /** Waiting for its soul to make room: its messages hold no in-flight slot meanwhile. */
+  parked: boolean;
 }
 
 interface InFlight {
@@ -124,11 +166,21 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
   }
 
   const lanes = new Map<string, Lane>();
+  /** Taken and not finished, in a lane (waiting for room or not): kept alive, awaited by `stop`. */
   const inFlight = new Set<InFlight>();
+  /** Of those, the ones holding a slot (`maxInFlight`): those whose lane is not parked. */
+  let active = 0;
   /** Handed to a soul that holds them until its turn commits: no slot, but kept alive and awaited by `stop`. */
   const held = new Map<InFlight, Promise<void>>();
   let stopping = false;
+  let handBack!: () => void;
+  const stopAsked = new Promise<void>((resolve) => (handBack = resolve));
   let slotFreed: (() => void) | null = null;
+  const wakeSlot = () => {
+    const wake = slotFreed;
+    slotFreed = null;
+    wake?.();
+  };
 
   const backoff = (deliveries: number) => Math.min(30_000, retryDelayMs * deliveries);
   const safely = (fn: () => void) => {
@@ -160,6 +212,21 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
     void settled.finally(() => held.delete(entry));
   };
 
+  /** The soul is full: the lane gives up its slots until it has room (or the source stops: false). */
+  const parkUntil = async (lane: Lane, room: Promise<void>): Promise<boolean> => {
+    if (stopping) return false;
+    lane.parked = true;
+    active -= lane.size;
+    wakeSlot();
+    try {
+      await Promise.race([room, stopAsked]);
+    } finally {
+      lane.parked = false;
+      active += lane.size;
+    }
+    return !stopping;
+  };
+
   const handleOne = async (entry: InFlight, lane: Lane): Promise<void> => {
     const m = entry.msg;
     const deliveries = m.info.deliveryCount;
@@ -168,19 +235,24 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
       return;
     }
     try {
-      const outcome = await o.handler(m.subject, m.data);
+      const taken = await whenRoom(o, m.subject, () => o.handler(m.subject, m.data), (room) => parkUntil(lane, room));
+      if (!taken) {
+        // Stopping while its soul had no room: handed back unprocessed, for the next start.
+        lane.failed = true;
+        safely(() => m.nak());
+        return;
+      }
+      const outcome = taken.value;
       if (outcome) ackWhen(entry, outcome.ackAfter);
       else safely(() => m.ack());
     } catch (err) {
       lane.failed = true;
       o.report(err, `perception ${m.seq} on ${m.subject} (delivery ${deliveries})`);
-      if (deliveries >= maxDeliver) {
-        const reason = `handler failed on delivery ${deliveries}, the last one allowed: ${err instanceof Error ? err.message : String(err)}`;
-        await deadLetter(o.bus, o.bus.cluster, { subject: m.subject, reason, data: m.data });
-        safely(() => m.term());
-      } else {
-        safely(() => m.nak(backoff(deliveries)));
-      }
+      const reason = `handler failed on delivery ${deliveries}, the last one allowed: ${err instanceof Error ? err.message : String(err)}`;
+      // +TERM only with its dead letter written: otherwise the perception would vanish, so it comes back instead.
+      const ended = deliveries >= maxDeliver && (await deadLetter(o.bus, o.bus.cluster, { subject: m.subject, reason, data: m.data }));
+      if (ended) safely(() => m.term());
+      else safely(() => m.nak(backoff(deliveries)));
     }
   };
 
@@ -190,18 +262,20 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
     inFlight.add(entry);
     let lane = lanes.get(key);
     if (!lane) {
-      lane = { tail: Promise.resolve(), failed: false };
+      lane = { tail: Promise.resolve(), failed: false, size: 0, parked: false };
       lanes.set(key, lane);
     }
     const current = lane;
+    current.size++;
+    if (!current.parked) active++;
     const tail = current.tail.then(() => handleOne(entry, current));
     current.tail = tail;
     void tail.finally(() => {
       inFlight.delete(entry);
+      current.size--;
+      if (!current.parked) active--;
       if (current.tail === tail && lanes.get(key) === current) lanes.delete(key);
-      const wake = slotFreed;
-      slotFreed = null;
-      wake?.();
+      wakeSlot();
     });
   };
 
@@ -213,7 +287,7 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
           safely(() => m.nak());
           continue;
         }
-        while (inFlight.size >= o.maxInFlight) await new Promise<void>((resolve) => (slotFreed = resolve));
+        while (active >= o.maxInFlight) await new Promise<void>((resolve) => (slotFreed = resolve));
         dispatch(m);
       }
     } catch (err) {
@@ -229,6 +303,7 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
     closed,
     async stop() {
       stopping = true;
+      handBack();
       await messages.close();
       await closed;
     },

@@ -34,7 +34,8 @@ export function initialRegistrySouls(hostedConfigs: readonly SoulConfig[], bluep
 
 /**
  * Batches registry updates: souls marked `dirty` (and their `activations`) and `count`ed
- * counters are patched in on `flush`; `markPassivated` patches at once the souls just passivated.
+ * counters are patched in on `flush`; `markPassivated` patches at once the souls just passivated,
+ * `markStopped` the node and all its souls once it has stopped.
  */
 export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Soul>) {
   const counts: Partial<NodeCounters> = {};
@@ -78,5 +79,12 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
     }
     if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
   };
-  return { dirty, activations, count, flush, markPassivated };
+  const markStopped = (hosted: Iterable<string>) => {
+    const patches: Record<string, SoulPatch> = {};
+    const known = registry.getSnapshot().context.souls;
+    for (const id of hosted) patches[id] = { status: known[id]?.status === "expired" ? "expired" : "stopped", pending: 0 };
+    registry.trigger.soulsPatched({ patches });
+    registry.trigger.stateChanged({ state: "stopped" });
+  };
+  return { dirty, activations, count, flush, markPassivated, markStopped };
 }

@@ -7,7 +7,8 @@
  *
  * Types are `soul.<SoulEvent type>` for the soul's own events (`soul.turn`, `soul.error`,
  * ...) and `node.<what>` for the node's (`node.approval`, `node.refused`); gate decisions are
- * `gate.decision` (actors/gate publishDecisions). `causation` is the perception concerned.
+ * `gate.decision` (actors/gate publishDecisions). `causation` is the perception concerned;
+ * `trace`, on a turn's and a transition's events, the turn id its speech carries too.
  */
 import type { SoulEvent } from "../../actors/soul/index.ts";
 import { encodeEnvelope, makeEnvelope, type Bus, type ClusterSubjects } from "../bus/index.ts";
@@ -46,9 +47,9 @@ function redacted(event: SoulEvent): SoulEvent | (Omit<Extract<SoulEvent, { type
 
 /** `from` is the node's address, used for the node's own events; a soul's events come from the soul. */
 export function createEventPublisher(bus: Bus, subjects: ClusterSubjects, from: string, onError: (err: unknown, what: string) => void): EventPublisher {
-  const publish = (soulId: string, sender: string, type: string, data: Record<string, unknown>, causation: string | undefined) => {
+  const publish = (soulId: string, sender: string, type: string, data: Record<string, unknown>, causation: string | undefined, trace?: string) => {
     try {
-      const env = makeEnvelope("event", sender, soulId, { type, data }, causation !== undefined ? { causation } : {});
+      const env = makeEnvelope("event", sender, soulId, { type, data }, { ...(causation !== undefined ? { causation } : {}), ...(trace !== undefined ? { trace } : {}) });
       bus.publish(subjects.events(soulId), encodeEnvelope(env)).catch((err: unknown) => onError(err, `${type} event of ${soulId}`));
     } catch (err) {
       onError(err, `${type} event of ${soulId}`);
@@ -56,8 +57,9 @@ export function createEventPublisher(bus: Bus, subjects: ClusterSubjects, from: 
   };
   return {
     soul(event, extra) {
-      const { type, ...data } = redacted(event);
-      publish(event.soulId, event.soulId, `soul.${type}`, extra ? { ...data, ...extra } : data, soulEventCausation(event));
+      // A turn's or a transition's turn id travels as the envelope's trace, as its speech's does.
+      const { type, turnId, ...data } = redacted(event) as SoulEvent & { turnId?: string };
+      publish(event.soulId, event.soulId, `soul.${type}`, extra ? { ...data, ...extra } : data, soulEventCausation(event), turnId);
     },
     node(soulId, type, data, causation) {
       publish(soulId, from, `node.${type}`, data, causation);

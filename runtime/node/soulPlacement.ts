@@ -30,6 +30,19 @@ export function nodeOf(config: ClusterConfig, soul: SoulConfig, fallback = "loca
 }
 
 /**
+ * The souls the config places on other nodes, by node. A node's heartbeat carries them, so
+ * a client can tell a soul whose node is down from a soul the cluster does not have.
+ */
+export function soulsElsewhere(config: ClusterConfig, nodeId: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const soul of config.souls) {
+    const node = nodeOf(config, soul, nodeId);
+    if (node !== nodeId) (out[node] ??= []).push(soul.id);
+  }
+  return out;
+}
+
+/**
  * The souls one node hosts: all of them in a single-process run, else those the config
  * assigns to it (unassigned souls go to the first node; with no node named anywhere, to
  * this one).

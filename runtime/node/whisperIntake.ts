@@ -2,11 +2,12 @@
  * Whispers in: one core subscription per node on `ensoul.<cluster>.soul.*.whisper`. A
  * whisper to a soul this node hosts is validated, sanitised (whatever sent it: a daimon, a
  * remote daimon, an operator at the CLI) and kept by the soul (`soul.whisper`) for its next
- * successful turn. Whispers are core NATS: at most once, like the intuition they carry.
+ * successful turn. Whispers are core NATS: at most once, like the intuition they carry, so
+ * one the soul could not store (`soul.whisper` rejects) is dead-lettered, never counted kept.
  */
 import { sanitizeWhisper } from "../../actors/daimon/index.ts";
 import type { Soul } from "../../actors/soul/index.ts";
-import { deadLetter, decodeEnvelope, isKind, parseSubject, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
+import { deadLetter, decodeEnvelope, isKind, soulOfSubject, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
 import type { NodeCounters } from "./controlProtocol.ts";
 
 export interface WhisperHost {
@@ -24,8 +25,10 @@ export function subscribeWhispers(bus: Bus, subjects: ClusterSubjects, host: Whi
     await deadLetter(bus, bus.cluster, { subject, reason, data });
   };
   return bus.subscribe(subjects.allSouls("whisper"), async (msg) => {
-    const soulId = parseSubject(msg.subject)?.id;
-    if (soulId === undefined || soulId === null) return;
+    const named = soulOfSubject(msg.subject);
+    // Every node hears it; like an unknown soul, it is reported once.
+    if ("reason" in named) return host.reportsUnknown ? dead(msg.subject, msg.data, named.reason) : undefined;
+    const soulId = named.id;
     if (!host.hosts(soulId)) {
       if (!host.knows(soulId) && host.reportsUnknown) await dead(msg.subject, msg.data, `unknown soul '${soulId}' (no node of cluster '${bus.cluster}' hosts it)`);
       return;

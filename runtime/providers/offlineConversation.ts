@@ -19,7 +19,11 @@ export interface Conversation {
   speaker?: string;
   /** What the last user message said, cleaned and shortened. Empty when there is none. */
   said: string;
-  /** Something the user said before the last message, so replies show the memory at work. */
+  /**
+   * Something the same speaker said before the last message, so replies show the memory at
+   * work. Only theirs: "Earlier you told me" must not hand them someone else's words (a
+   * daimon speaking in the room, another person in the channel).
+   */
   earlier?: string;
   /** How many user messages the conversation holds. */
   userTurns: number;
@@ -48,7 +52,11 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     said = snippet(read.text);
   }
   // The longest earlier message is usually the one with something worth remembering.
-  const earlierTexts = users.slice(0, -1).map((m) => snippet(userText(m.content).text));
+  const earlierTexts = users
+    .slice(0, -1)
+    .map((m) => ({ name: m.name, ...userText(m.content) }))
+    .filter((m) => (m.name ?? m.speaker) === speaker)
+    .map((m) => snippet(m.text));
   const earlier = earlierTexts.reduce<string | undefined>((best, t) => (t.length > (best?.length ?? 0) ? t : best), undefined);
   return { seed, command, soulName, speaker, said, earlier, userTurns: users.length, lastUserRaw: lastUser?.content ?? "" };
 }

@@ -44,6 +44,7 @@ export class AtomicWriter {
   readonly #path: string;
   readonly #flush: boolean;
   readonly #sync: boolean;
+  readonly #reader: boolean;
   /** A write was committed synchronously in this event turn: the next ones batch. */
   #syncedThisTurn = false;
   readonly #limit: MapLimit;
@@ -56,6 +57,7 @@ export class AtomicWriter {
     this.#path = env.path;
     this.#flush = env.durability === "flush";
     this.#sync = env.noSync;
+    this.#reader = env.reader;
     this.#limit = new MapLimit(env.root, env.path, env.mapSizeLimit);
   }
 
@@ -79,6 +81,7 @@ export class AtomicWriter {
   write<T>(what: string, values: (() => readonly unknown[]) | null, body: () => T): Promise<T> {
     let reservation = 0;
     let queued: Promise<T>;
+    if (this.#reader) return Promise.reject(new StoreError(`the store at ${this.#path} is opened to read only; refused: ${what}`));
     try {
       this.ensureOpen();
       if (values !== null && this.#limit.enabled) reservation = this.#limit.reserve(values());

@@ -21,7 +21,7 @@ export interface Store {
   kv<V = unknown>(actorId: string, namespace: string): KvNamespace<V>;
   /** Bytes the data file holds (its high-water mark), to watch against `mapSize`. */
   usedBytes(): number;
-  /** Lets queued writes finish, flushes, and closes the environment. Idempotent. */
+  /** Lets queued writes finish, flushes, closes the environment and frees the data directory. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -62,11 +62,16 @@ class LmdbStore implements Store {
   }
 
   close(): Promise<void> {
-    return this.#writer.close();
+    // The directory is free once LMDB is closed, not before: a next holder must find every commit flushed.
+    return this.#writer.close().finally(() => this.#env.lock?.release());
   }
 }
 
-/** Opens the store in `options.path` (default `./.ensoul`), creating the directory if missing. */
+/**
+ * Opens the store in `options.path` (default `./.ensoul`), creating the directory if missing,
+ * and takes the directory for this process (unless `options.reader`): a StoreError names the
+ * process that holds it already.
+ */
 export function openStore(options: StoreOptions = {}): Store {
   return new LmdbStore(openEnvironment(options));
 }

@@ -27,8 +27,8 @@ import { resolve } from "node:path";
 import { open, type Database, type Key, type RootDatabase, type RootDatabaseOptionsWithPath } from "lmdb";
 import type { ActorState, InboxEntry, OutboxEntry, ScheduledEntry, StoreOptions } from "./types.ts";
 import { StoreError } from "./types.ts";
-
-export const DEFAULT_PATH = "./.ensoul";
+import { DEFAULT_PATH } from "./defaultPath.ts";
+import { lockDataDir, type DataDirLock } from "./dataDirLock.ts";
 
 /** An outbox entry with its per-actor creation order, which its id alone does not give. */
 export interface StoredOutbox {
@@ -65,6 +65,10 @@ export interface StoreEnvironment {
   readonly durability: "commit" | "flush";
   /** No fsync at all (tests and benchmarks). */
   readonly noSync: boolean;
+  /** Opened to read only: writes are refused. */
+  readonly reader: boolean;
+  /** This process's hold on the data directory (none for a reader); released when the store closes. */
+  readonly lock: DataDirLock | undefined;
 }
 
 /** The lmdb-js options for a store's environment, shared with the benchmark's raw floor. */
@@ -100,10 +104,18 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
   const lmdb = lmdbOptions(options);
   const path = lmdb.path as string;
   let root: RootDatabase;
+  let lock: DataDirLock | undefined;
   try {
     mkdirSync(path, { recursive: true });
+  } catch (error) {
+    throw new StoreError(`cannot open LMDB environment at ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  // Before LMDB opens: a second process must not touch the environment at all.
+  if (options.reader !== true) lock = lockDataDir(path);
+  try {
     root = open(lmdb);
   } catch (error) {
+    lock?.release();
     throw new StoreError(`cannot open LMDB environment at ${path}: ${(error as Error).message}`, { cause: error });
   }
   const dbs: Databases = {
@@ -116,5 +128,14 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
     kv: root.openDB<unknown, Key>({ name: "kv" }),
     meta: root.openDB<number, Key>({ name: "meta" }),
   };
-  return { path, root, dbs, mapSizeLimit: options.mapSize, durability: options.durability ?? "commit", noSync: options.noSync === true };
+  return {
+    path,
+    root,
+    dbs,
+    mapSizeLimit: options.mapSize,
+    durability: options.durability ?? "commit",
+    noSync: options.noSync === true,
+    reader: options.reader === true,
+    lock,
+  };
 }

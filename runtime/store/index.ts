@@ -7,7 +7,7 @@ export type { LmdbActorStore } from "./LmdbActorStore.ts";
 export type { KvEntry, KvKey, KvNamespace, KvRangeOptions } from "./KvNamespace.ts";
 export type { KeyPart } from "./keys.ts";
 export { ACTOR_ID_MAX_LENGTH, assertActorId } from "./keys.ts";
-export { DEFAULT_PATH } from "./environment.ts";
+export { DEFAULT_PATH } from "./defaultPath.ts";
 export {
   StoreError,
   type ActorState,
@@ -33,3 +33,4 @@ export {
   type UserModels,
   type UserModelVersion,
 } from "./userModels.ts";
+export { userModelKey, userModelPrefix, userOfModelKey } from "./userModelKeys.ts";

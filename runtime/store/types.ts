@@ -149,6 +149,13 @@ export interface StoreOptions {
   /** Trade durability for speed in tests and benchmarks (no fsync). */
   noSync?: boolean;
   /**
+   * Open to read only, without taking the data directory: for a command that looks at a
+   * directory a running node holds (`ensoul memory`). Every write through it is refused.
+   * Without it, the store takes the directory for this process (dataDirLock.ts), and a
+   * second process that tries gets a StoreError naming the holder.
+   */
+  reader?: boolean;
+  /**
    * When writes resolve. `"commit"` (default): once the transaction is committed, which
    * survives the process being killed; the fsync follows at once, off the write lock.
    * `"flush"`: also wait for that fsync, so a resolved turn survives power loss too.

@@ -5,8 +5,9 @@
  *
  * Every save is a new version with a one-sentence change note, never an overwrite, so the
  * history of how the soul's understanding shifted is kept (the reference versions the same
- * files in git). Keys are `[userId, version]`: a user's versions are contiguous and in order,
- * the latest is one reverse range read, and the list of users is a walk over the namespace.
+ * files in git). Keys are `[userId, version]` (an id that cannot be a key part is escaped:
+ * userModelKeys.ts): a user's versions are contiguous and in order, the latest is one reverse
+ * range read, and the list of users is a walk over the namespace.
  * `exportMarkdown` writes them out as files for people (and git) to read.
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -14,6 +15,7 @@ import { join, resolve } from "node:path";
 import type { KvNamespace } from "./KvNamespace.ts";
 import type { Store } from "./Store.ts";
 import { StoreError } from "./types.ts";
+import { userModelKey, userModelPrefix, userOfModelKey } from "./userModelKeys.ts";
 
 export const USER_MODELS_NAMESPACE = "userModels";
 
@@ -104,11 +106,11 @@ class KvUserModel implements UserModel {
   }
 
   latest(): UserModelVersion | undefined {
-    return this.#kv.range({ prefix: [this.userId], reverse: true, limit: 1 })[0]?.value;
+    return this.#kv.range({ prefix: userModelPrefix(this.userId), reverse: true, limit: 1 })[0]?.value;
   }
 
   history(): UserModelVersion[] {
-    return this.#kv.range({ prefix: [this.userId] }).map((e) => e.value);
+    return this.#kv.range({ prefix: userModelPrefix(this.userId) }).map((e) => e.value);
   }
 
   save(markdown: string, changeNote: string): Promise<UserModelVersion> {
@@ -122,7 +124,7 @@ class KvUserModel implements UserModel {
         changeNote: changeNote.replace(/\s+/g, " ").trim(),
         ts: Date.now(),
       };
-      await this.#kv.put([this.userId, version.version], version);
+      await this.#kv.put(userModelKey(this.userId, version.version), version);
       return version;
     });
     this.#queue = run.catch(() => undefined);
@@ -153,8 +155,8 @@ class KvUserModels implements UserModels {
   users(): string[] {
     const seen: string[] = [];
     for (const { key } of this.#kv.range()) {
-      const user = String(key[0]);
-      if (seen.at(-1) !== user) seen.push(user);
+      const user = userOfModelKey(key);
+      if (user !== undefined && seen.at(-1) !== user) seen.push(user);
     }
     return seen;
   }

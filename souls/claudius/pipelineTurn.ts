@@ -5,7 +5,7 @@
  * as a new version with its change note, the soul state kept in soul memory. The process that
  * called it decides where the soul goes and then calls `settle` with that process.
  */
-import { useActions, usePerceptions, type Perception, type ProcessParams } from "../../actors/soul/index.ts";
+import { PERSON_META_KEYS, useActions, usePerceptions, type Perception, type ProcessParams } from "../../actors/soul/index.ts";
 import {
   DEFAULT_REGION,
   pipelineMarker,
@@ -132,7 +132,7 @@ async function speakWhenAny(dialogue: AsyncIterable<string>, speak: (text: Async
  */
 export function userIdOf(perception: Pick<Perception, "name" | "meta">): string {
   const meta = perception.meta;
-  for (const key of ["userId", "user_id", "user"]) {
+  for (const key of PERSON_META_KEYS) {
     const value = meta?.[key];
     if (typeof value === "string" && value.trim() !== "" && value.length <= 256) return value;
   }

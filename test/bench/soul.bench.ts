@@ -96,6 +96,35 @@ async function rehydration(store: BenchStore, souls: number): Promise<number[]> 
   return samples;
 }
 
+/**
+ * What a perception costs to queue behind a running turn, with `waiting` already queued:
+ * constant (the queue is shared, not copied per arrival), so the 100,000th costs what the
+ * first did. In-memory store, so the figure is the soul's own.
+ */
+async function queuedPerceive(waiting: number): Promise<number> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const hold: MentalProcess = async ({ workingMemory }) => {
+    started();
+    await gate;
+    return workingMemory;
+  };
+  const holding = defineSoul({ name: "Holding", persona: "", initialProcess: hold, processes: { hold } });
+  const soul = createSoul({ blueprint: holding, id: `queue-${waiting}`, store: createMemoryActorStore(`queue-${waiting}`), maxQueued: waiting + 1_000 });
+  await soul.perceive(said(-1));
+  await running;
+  for (let i = 0; i < waiting; i++) await soul.perceive(said(i));
+  const start = performance.now();
+  for (let i = 0; i < 1_000; i++) await soul.perceive(said(waiting + i));
+  const perPerception = (performance.now() - start) / 1_000;
+  const stopped = soul.stop();
+  release();
+  await stopped;
+  return perPerception * 1000;
+}
+
 const gc = (globalThis as { gc?: () => void }).gc;
 function heapUsed(): number {
   if (gc) {
@@ -131,6 +160,11 @@ export async function run(): Promise<BenchRow[]> {
   const p50 = percentile(inMemory, 50);
   rows.push({ name: "turn overhead p50, in-memory store", value: p50, unit: "ms", target: "< 0.3 ms", met: p50 < 0.3 });
   rows.push({ name: "turn overhead p99, in-memory store", value: percentile(inMemory, 99), unit: "ms" });
+
+  const few = await queuedPerceive(0);
+  const many = await queuedPerceive(100_000);
+  rows.push({ name: "perceive while a turn runs, queue empty (in-memory store)", value: few, unit: "µs" });
+  rows.push({ name: "perceive while a turn runs, 100,000 already waiting (in-memory store)", value: many, unit: "µs", target: "about the same as with none", ratio: many / few });
 
   const dir = mkdtempSync(join(tmpdir(), "ensoul-soul-bench-"));
   const store = await openBenchStore(dir);

@@ -3,6 +3,7 @@
  * LMDB in a temp directory. One run on the offline model, one through the real Anthropic SDK
  * against a local server that speaks the Messages API.
  */
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runEnsoul, type RunResult } from "../support/cli/runEnsoul.ts";
 import { tempDirs } from "../support/tempDirs.ts";
@@ -50,10 +51,10 @@ describe("ensoul chat on the offline model", () => {
   });
 });
 
-/** Reads the committed working memory straight from LMDB, as a second process would. */
+/** Reads the committed working memory straight from LMDB (the local node's, in `<data>/local`), as a second process would. */
 async function runChatMemory(data: string): Promise<{ stdout: string }> {
   const { openStore } = await import("../../runtime/store/index.ts");
-  const store = openStore({ path: data });
+  const store = openStore({ path: join(data, "local") });
   try {
     const state = store.actor("samantha").loadState();
     return { stdout: JSON.stringify(state?.workingMemory ?? null) };

@@ -1,5 +1,5 @@
 /**
- * NATS permissions per role (node, bridge, daimon, gate) and the nats-server config that
+ * NATS permissions per role (node, bridge, daimon, gate, chat) and the nats-server config that
  * grants them. docs/SECURITY.md is the explanation; `ensoul nats-config` prints the config.
  */
 export {

@@ -10,7 +10,7 @@
 import { InvalidNameError } from "../errors.ts";
 import { assertName, streamName, SUBJECT_ROOT } from "../subjects.ts";
 
-export const ROLES = ["node", "bridge", "daimon", "gate"] as const;
+export const ROLES = ["node", "bridge", "daimon", "gate", "chat"] as const;
 export type Role = (typeof ROLES)[number];
 
 export function isRole(value: unknown): value is Role {
@@ -50,9 +50,12 @@ export interface RolePermissionOptions {
    * (`_INBOX_<user>`) and, for a bridge, its default durable consumer.
    */
   user?: string;
-  /** Bridges and daimons: the souls they serve or watch (default: every soul of the cluster). */
+  /** Bridges, chats and daimons: the souls they serve or watch (default: every soul of the cluster). */
   souls?: readonly string[];
-  /** Gates: the skills they verify (default: every skill). */
+  /**
+   * Gates: the skills they verify (default: every skill). Nodes: the skill-gate actors the
+   * node serves (`nodes[].skillGates` of the cluster config); default none.
+   */
   skills?: readonly string[];
   /** Nodes: the node's id, which confines its control subscription (default: every node). */
   nodeId?: string;
@@ -132,6 +135,15 @@ export function rolePermissions(cluster: string, role: Role, opts: RolePermissio
         subscribe: { allow: [...soul("says"), inboxes] },
       };
     }
+    case "chat": {
+      // A person at a terminal (`ensoul chat --nats`): finds the soul's node by its heartbeats,
+      // and follows the soul's events to know when a turn is over and why a reply was blocked.
+      // No consumers and no dead letters: it reads live, and dead-letters nothing it receives.
+      return {
+        publish: { allow: [...soul("perceive"), ...jsConnect] },
+        subscribe: { allow: [...soul("says"), ...soul("events"), `${base}.node.*.heartbeat`, inboxes] },
+      };
+    }
     case "daimon": {
       const speaks = opts.speak === true;
       return {
@@ -152,11 +164,19 @@ export function rolePermissions(cluster: string, role: Role, opts: RolePermissio
     }
     case "node": {
       const nodeId = opts.nodeId === undefined ? "*" : assertName("nodeId", opts.nodeId);
+      // A node that serves skill gates joins each skill's queue group, like a gate does, and
+      // only for the skills named: a node is trusted with its cluster's traffic, but serving
+      // a skill is a grant of its own (a node refuses to start a skill gate it cannot serve).
+      const serve = (names("skill", opts.skills) ?? []).map((k) => `${base}.gate.${k}.verify ${k}`);
       const soulVerbs = ["perceive", "whisper", "says", "events"].map((v) => `${base}.soul.*.${v}`);
       return {
         publish: {
           allow: [
             ...soulVerbs,
+            // Perceptions in a soul's own voice or routed to a process: nodes alone may make
+            // them, so this is the only role that may publish here (the intake refuses those
+            // fields on perceive). Nodes pull them with a consumer, so no subscription.
+            `${base}.soul.*.internal`,
             `${base}.gate.*.verify`,
             `${base}.node.*.*`,
             `${base}.dead`,
@@ -172,7 +192,7 @@ export function rolePermissions(cluster: string, role: Role, opts: RolePermissio
             `$JS.ACK.${stream}.>`,
           ],
         },
-        subscribe: { allow: [...soulVerbs, `${base}.node.${nodeId}.>`, `${base}.dead`, inboxes] },
+        subscribe: { allow: [...soulVerbs, `${base}.node.${nodeId}.>`, `${base}.dead`, ...serve, inboxes] },
         allowResponses: { ...DEFAULT_RESPONSE_PERMISSION },
       };
     }

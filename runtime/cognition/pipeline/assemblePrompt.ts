@@ -21,7 +21,8 @@ import { estimateTokens } from "../../providers/usage.ts";
 import { blankUserModel } from "../../store/userModels.ts";
 import { formatIntuition, type Whisper } from "../daimonicIntuition.ts";
 import { regionOf, DEFAULT_REGION, type Memory } from "../Memory.ts";
-import { fenceUntrusted, neutralizeTags, type CognitiveTag } from "../taggedXml.ts";
+import { fenceBlock, fenceUntrusted, neutralizeTags, type CognitiveTag } from "../taggedXml.ts";
+import { isUntrustedMemory, safeName } from "../untrustedMemory.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import { DEFAULT_PIPELINE_CONFIG, type PipelineConfig } from "./config.ts";
 import { planTurn, type TurnPlan } from "./gating.ts";
@@ -116,12 +117,6 @@ export interface AssembledPrompt {
   personaContext?: string;
 }
 
-/** A display name from outside, made one short inert line. */
-export function safeName(name: string, fallback = "User"): string {
-  const flat = neutralizeTags(name, { allTags: true }).replace(/[`~\s]+/g, " ").replace(/[:]/g, "").trim();
-  return (flat.length > 64 ? flat.slice(0, 64) : flat) || fallback;
-}
-
 function formatSkills(skills: string | readonly Skill[]): string {
   if (typeof skills === "string") return skills.trim() ? neutralizeTags(skills.trim()) : "";
   if (skills.length === 0) return "";
@@ -142,21 +137,13 @@ function historyMessages(memory: WorkingMemory, window: number): ChatMessage[] {
   const conversation = memory.memories.filter((m) => regionOf(m) === DEFAULT_REGION && !isCheck(m));
   const recent = window > 0 ? conversation.slice(-window) : [];
   return [...context, ...recent].map((m): ChatMessage => {
-    // Earlier user messages are fenced too (the current message's label says they are
-    // untrusted as well): in history they are just as much outside text.
-    if (m.role === "user") return { role: "user", content: fenced(`${safeName(m.name ?? "User")}: ${m.content}`) };
+    // Earlier user messages (any memory of outside origin: untrustedMemory.ts) are fenced
+    // too, without a label each: the current message's label says they are untrusted as well.
+    if (isUntrustedMemory(m)) return { role: m.role, content: fenceBlock(`${safeName(m.name ?? "User")}: ${m.content}`) };
     const msg: ChatMessage = { role: m.role, content: neutralizeTags(m.content) };
     if (m.name !== undefined) msg.name = m.name;
     return msg;
   });
-}
-
-/** Neutralised text in a backtick fence longer than any run inside it: fenceUntrusted without the label. */
-function fenced(text: string): string {
-  const safe = neutralizeTags(text);
-  const longestRun = Math.max(0, ...[...safe.matchAll(/`+/g)].map((r) => r[0].length));
-  const fence = "`".repeat(Math.max(3, longestRun + 1));
-  return `${fence}\n${safe}\n${fence}`;
 }
 
 const EARLIER_TITLES: Readonly<Record<PipelineStep, string>> = {

@@ -7,7 +7,6 @@ export { runSplitPipeline, type SplitPipelineOptions } from "./splitPipeline.ts"
 export type { InjectedSections, PipelineResult } from "./turnOutcome.ts";
 export {
   assemblePrompt,
-  safeName,
   type AssembleInput,
   type AssembledPrompt,
   type EarlierStep,

@@ -5,6 +5,7 @@
  * model echoed) cannot grow the state with keys of its own, and `emotionalState` stays one
  * of the five moods the verb mapping and the process router know.
  */
+import { neutralizeTags } from "../taggedXml.ts";
 
 export const EMOTIONAL_STATES = ["neutral", "engaged", "focused", "frustrated", "sardonic"] as const;
 export type EmotionalState = (typeof EMOTIONAL_STATES)[number];
@@ -61,11 +62,21 @@ export function soulStateOf(partial: Partial<Record<string, unknown>> = {}): Sou
 /**
  * `## Soul State` with the keys that differ from their defaults, or "" when none do (the
  * section is then left out of the prompt altogether).
+ *
+ * The section goes into the system prompt, and a value may hold a user's words: a blueprint
+ * saves state directly (Claudius's Escalate makes the message the `currentTask`), and a
+ * model's `<soul_state_update>` can echo the user. So every value is neutralised here, where
+ * it is rendered, whatever path saved it: one line (no heading or section of its own), every
+ * XML-like tag without its `<`, and capped.
  */
 export function formatSoulState(state: Partial<SoulState>): string {
   const full = soulStateOf(state);
-  const lines = SOUL_STATE_KEYS.filter((k) => full[k] !== SOUL_STATE_DEFAULTS[k]).map((k) => `- ${k}: ${full[k]}`);
+  const lines = SOUL_STATE_KEYS.filter((k) => full[k] !== SOUL_STATE_DEFAULTS[k]).map((k) => `- ${k}: ${inert(full[k])}`);
   return lines.length ? `## Soul State\n${lines.join("\n")}` : "";
+}
+
+function inert(value: string): string {
+  return neutralizeTags(oneLine(value), { allTags: true });
 }
 
 export interface SoulStateUpdate {

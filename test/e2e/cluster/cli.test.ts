@@ -146,7 +146,7 @@ describeWithNats("ensoul's cluster commands against a running node", () => {
   });
 
   it("`ensoul chat <soul> --nats` answers each piped line, then exits", async () => {
-    const result = await cli(["chat", "sam", "--user", "ada"], "hello there\ntell me about tea\n");
+    const result = await cli(["chat", "sam", "--as", "ada"], "hello there\ntell me about tea\n");
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const answers = result.stdout.split("\n").filter((l) => l.startsWith("Samantha: "));

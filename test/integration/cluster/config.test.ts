@@ -58,6 +58,8 @@ describe("cluster config validation", () => {
     [{ ...base, providers: { souls: { ghost: "offline:echo" } } }, "cluster.yaml: providers.souls.ghost: unknown soul 'ghost' (souls in this config: sam)"],
     [{ ...base, bridges: [{ type: "telegraph", soul: "sam" }] }, /^cluster\.yaml: bridges\[0\]\.type: /],
     [{ ...base, runtime: { heartbeatMs: 5 } }, /^cluster\.yaml: runtime\.heartbeatMs: /],
+    [{ ...base, runtime: { maxQueued: 0 } }, /^cluster\.yaml: runtime\.maxQueued: /],
+    [withSouls([{ id: "a", blueprint: "samantha", maxQueued: 1.5 }]), /^cluster\.yaml: souls\[0\]\.maxQueued: /],
   ] as [ClusterConfigInput, string | RegExp][])("%#: %s", (raw, expected) => {
     const message = problem(raw);
     if (typeof expected === "string") expect(message).toBe(expected);
@@ -74,7 +76,7 @@ describe("cluster config validation", () => {
 
   it("fills in defaults and places souls on nodes (unassigned ones on the first node)", () => {
     const config = parseClusterConfig(withSouls([{ id: "a", blueprint: "samantha", node: "y" }, { id: "b", blueprint: "samantha" }], { nodes: ["x", "y"] }));
-    expect(config.runtime).toMatchObject({ heartbeatMs: 1000, ackWaitMs: 30_000, maxInFlight: 256 });
+    expect(config.runtime).toMatchObject({ heartbeatMs: 1000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: 1_000 });
     expect(soulsFor(config, "x", "assigned").map((s) => s.id)).toEqual(["b"]);
     expect(soulsFor(config, "y", "assigned").map((s) => s.id)).toEqual(["a"]);
     expect(soulsFor(config, "x", "all").map((s) => s.id)).toEqual(["a", "b"]);

@@ -103,7 +103,8 @@ describe("a one-process cluster on the in-process bus", () => {
     expect(reasons[0]).toMatch(/^not msgpack|not a plain msgpack value|envelope must be a msgpack map/);
     expect(reasons[1]).toBe("unexpected kind whisper (this receiver takes perception)");
     expect(reasons[2]).toMatch(/addressed to 'sam' but arrived on the perceive subject of 'echo'/);
-    expect(reasons[3]).toMatch(/unknown process 'nowhere'/);
+    // A route to a process is the node's to make (on the internal subject), never a bridge's.
+    expect(reasons[3]).toMatch(/carries 'process': only the node hosting a soul may set 'internal' or 'process', on ensoul\.one\.soul\.echo\.internal/);
     expect(reasons[4]).toMatch(/not msgpack|msgpack map/);
     expect(dead.seen.every((d) => d.subject === s.perceive("echo"))).toBe(true);
 

@@ -33,6 +33,7 @@ const users: (NatsUserSpec & { password: string })[] = [
   { user: "bridge-sam", cluster: ALPHA, role: "bridge", souls: ["sam"], password: password() },
   { user: "daimon-a", cluster: ALPHA, role: "daimon", souls: ["sam"], password: password() },
   { user: "gate-a", cluster: ALPHA, role: "gate", skills: ["tone"], password: password() },
+  { user: "chat-a", cluster: ALPHA, role: "chat", souls: ["sam"], password: password() },
   { user: "node-b", cluster: BETA, role: "node", password: password() },
   { user: "daimon-b", cluster: BETA, role: "daimon", souls: ["sam"], password: password() },
 ];
@@ -52,7 +53,7 @@ async function refused(p: Promise<unknown>): Promise<boolean> {
   throw new Error("expected a permissions violation, but it succeeded");
 }
 
-const silentHooks = { onExhausted: async () => {}, report: () => {} };
+const silentHooks = { onExhausted: async () => true, report: () => {} };
 
 describeWithNats("NATS permissions per role (generated nats-server config, two clusters)", () => {
   let server: NatsServerHandle;
@@ -159,6 +160,28 @@ describeWithNats("NATS permissions per role (generated nats-server config, two c
     // Nor publish into the other cluster.
     bridge.nc.publish(`ensoul.${BETA}.soul.x.perceive`, perception("cross-cluster"));
     await bridge.violation("publish", `ensoul.${BETA}.soul.x.perceive`);
+  });
+
+  it("a chat user hears its soul's says and events and every node's heartbeat; it cannot whisper, nor read whispers, dead letters or other souls", async () => {
+    const chat = as("chat-a");
+    for (const subject of [`ensoul.${ALPHA}.soul.sam.says`, `ensoul.${ALPHA}.soul.sam.events`, `ensoul.${ALPHA}.node.*.heartbeat`]) {
+      expect(await subscriptionRefused(chat.nc, subject, undefined, 300), subject).toBe(false);
+    }
+    const forbidden = [
+      `ensoul.${ALPHA}.soul.sam.whisper`,
+      `ensoul.${ALPHA}.soul.sam.perceive`,
+      `ensoul.${ALPHA}.soul.kai.events`,
+      `ensoul.${ALPHA}.node.n1.>`,
+      `ensoul.${ALPHA}.dead`,
+      `ensoul.${BETA}.node.*.heartbeat`,
+      "_INBOX_node-a.>",
+    ];
+    for (const subject of forbidden) expect(await subscriptionRefused(chat.nc, subject), subject).toBe(true);
+    chat.nc.publish(`ensoul.${ALPHA}.soul.sam.whisper`, encodeEnvelope(makeEnvelope("whisper", "chat-a", "sam", { content: "obey me", source: "x" })));
+    await chat.violation("publish", `ensoul.${ALPHA}.soul.sam.whisper`);
+    // It talks through the stream, as a bridge does: a JetStream publish, acked on its own inbox.
+    const ack = await jetstream(chat.nc).publish(`ensoul.${ALPHA}.soul.sam.perceive`, perception("hello from a terminal"), { msgID: "chat-1" });
+    expect(ack.stream).toBe(STREAM);
   });
 
   it("a bridge hears says (core and through its own durable consumer) but cannot use the node's consumer or read perceptions", async () => {

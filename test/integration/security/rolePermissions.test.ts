@@ -58,6 +58,13 @@ describe("rolePermissions: the exact lists per role", () => {
     ]);
   });
 
+  it("chat: publish perceive; hear says and events of its souls and every node's heartbeat; no consumers, no dead letters", () => {
+    expect(rolePermissions("demo", "chat", { user: "ada", souls: ["sam"] })).toEqual({
+      publish: { allow: ["ensoul.demo.soul.sam.perceive", ...JS_CONNECT] },
+      subscribe: { allow: ["ensoul.demo.soul.sam.says", "ensoul.demo.soul.sam.events", "ensoul.demo.node.*.heartbeat", "_INBOX_ada.>"] },
+    } satisfies RolePermissions);
+  });
+
   it("gate: serve verify only in the skill's queue group, answer requests via allow_responses", () => {
     expect(rolePermissions("demo", "gate", { user: "g1", skills: ["tone", "no-secrets"] })).toEqual({
       publish: { allow: ["ensoul.demo.dead", ...JS_CONNECT] },
@@ -75,6 +82,7 @@ describe("rolePermissions: the exact lists per role", () => {
           "ensoul.demo.soul.*.whisper",
           "ensoul.demo.soul.*.says",
           "ensoul.demo.soul.*.events",
+          "ensoul.demo.soul.*.internal",
           "ensoul.demo.gate.*.verify",
           "ensoul.demo.node.*.*",
           "ensoul.demo.dead",
@@ -104,6 +112,20 @@ describe("rolePermissions: the exact lists per role", () => {
       allowResponses: { max: 1, expiresMs: 60_000 },
     });
     expect(rolePermissions("demo", "node").subscribe.allow).toContain("ensoul.demo.node.*.>");
+  });
+
+  it("node with skills: serves each named skill in its queue group, and no skill without the grant", () => {
+    const serving = rolePermissions("demo", "node", { user: "node-b", nodeId: "b", skills: ["secrets"] }).subscribe.allow;
+    expect(serving.filter((s) => s.includes(".gate."))).toEqual(["ensoul.demo.gate.secrets.verify secrets"]);
+    expect(rolePermissions("demo", "node").subscribe.allow.filter((s) => s.includes(".gate."))).toEqual([]);
+  });
+
+  it("only a node may publish the perceptions in a soul's own voice or routed to a process (the internal subject)", () => {
+    for (const role of ROLES) {
+      const p = rolePermissions("demo", role, { user: "u", souls: ["sam"], speak: true });
+      const internal = [...p.publish.allow].filter((s) => /^ensoul\.demo\.soul\.[^.]+\.(internal|>)$|^ensoul\.demo\.(>|soul\.>)$|^>$/.test(s));
+      expect(internal, role).toEqual(role === "node" ? ["ensoul.demo.soul.*.internal"] : []);
+    }
   });
 
   it("no role may delete or purge the stream, or touch the JetStream API of everything", () => {

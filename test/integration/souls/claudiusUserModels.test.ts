@@ -131,3 +131,40 @@ describe("Claudius's versioned user models", () => {
     expect(r.soul().memory().soulMemory["userModels"]).toBeUndefined();
   });
 });
+
+describe("user models of people whose names are not plain", () => {
+  it("answers a display name with a newline, and finds its model by that name (and a plain name's older keys still)", async () => {
+    const script = wireScript(server);
+    rig = await startClaudiusRig({
+      blueprint: (store) => createClaudius({ userModels: (id) => userModels(store, id), pipeline: { userModelInterval: 1 } }),
+      cognition: cognition(),
+      requestCount: () => script.requests.length,
+    });
+    const r = rig;
+    // A model saved under a plain name's raw key, as every version before names were encoded.
+    await r.store().kv(r.id, "userModels").put(["Tom", 1], { version: 1, markdown: "# Tom\nOlder.", changeNote: "Met Tom.", ts: 1 });
+
+    const name = "Ada\nLovelace";
+    script.script(
+      "pipeline",
+      pipelineAnswer({
+        monologue: "Two lines of a name.",
+        dialogue: "Welcome, Ada.",
+        userModelCheck: true,
+        userModel: userModelOf("Ada", "Writes programs for engines."),
+        changeNote: "Met Ada.",
+      }),
+    );
+    const turn = await r.say("I write programs for engines.", name);
+    expect(turn).toMatchObject({ errors: [], spoken: ["Welcome, Ada."] });
+
+    await r.restart();
+    const models = userModels(r.store(), r.id);
+    expect(models.forUser(name).history().map((v) => v.changeNote)).toEqual(["Met Ada."]);
+    expect(models.forUser(name).latest()?.markdown).toContain("Writes programs for engines.");
+    expect(models.forUser("Tom").latest()?.markdown).toContain("Older.");
+    expect(models.users().sort()).toEqual([name, "Tom"].sort());
+    // Saving again under a plain name continues its old versions.
+    expect((await models.forUser("Tom").save("# Tom\nNewer.", "Saw Tom again.")).version).toBe(2);
+  });
+});

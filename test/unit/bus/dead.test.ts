@@ -14,6 +14,12 @@ describe("dead letters", () => {
     expect(decodeDeadLetter(new Uint8Array([0x01]))).toBeNull();
   });
 
+  it("writes head in standard, padded base64 (PROTOCOL.md §8), empty for an empty payload", () => {
+    expect(makeDeadLetter({ subject: "s", reason: "r", data: new Uint8Array([0xfb, 0xff]) }).head).toBe("+/8=");
+    expect(makeDeadLetter({ subject: "s", reason: "r", data: new Uint8Array([0xc1]) }).head).toBe("wQ==");
+    expect(makeDeadLetter({ subject: "s", reason: "r", data: new Uint8Array() }).head).toBe("");
+  });
+
   it("publishes on ensoul.<cluster>.dead and never throws, even on a closed bus", async () => {
     const bus = createInProcessBus({ cluster: "c9" });
     const got: BusMessage[] = [];

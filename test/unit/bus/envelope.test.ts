@@ -156,8 +156,8 @@ describe("envelope decoding of bad input never throws", () => {
   it("rejects trailing bytes, extension types and non-map roots", () => {
     const good = encodeEnvelope(makeEnvelope("event", "a", "b", { type: "t" }));
     expectRejected(new Uint8Array([...good, 0x00]), /trailing bytes/);
-    expectRejected(fromHex("c1"), /plain msgpack/);
-    expectRejected(packAny.pack({ ...validWire(), body: { ...validWire().body, meta: { at: new Date() } } }), /Date/);
+    expectRejected(fromHex("c1"), /never used/);
+    expectRejected(packAny.pack({ ...validWire(), body: { ...validWire().body, meta: { at: new Date() } } }), /envelope\.body\.meta\.at holds extension type -1 \(the timestamp extension\)/);
     expectRejected(fromHex("d6ff00000000"), /plain msgpack|map/); // timestamp extension at the root
     expectRejected(packAny.pack([1, 2, 3]), /map/);
     expectRejected(packAny.pack("perception"), /map/);
@@ -217,5 +217,44 @@ describe("envelope decoding of bad input never throws", () => {
     const reason = expectRejected(new Uint8Array([...good, 0x01]));
     expect(reason).not.toContain("SECRET-TOKEN");
     expect(expectRejected(packAny.pack({ ...validWire(), kind: "x".repeat(10_000) })).length).toBeLessThan(200);
+  });
+});
+
+describe("identifier fields (PROTOCOL.md §5: no control characters)", () => {
+  const controls = ["a\u0000b", "line\nbreak", "tab\there", "bell\u0007", "del\u007f", "c1\u0085"];
+
+  it.each(["id", "from", "to", "causation", "trace"])("rejects a control character in %s on receipt, naming the field", (field) => {
+    for (const bad of controls) expectRejected(packAny.pack({ ...validWire(), [field]: bad }), new RegExp(`^invalid perception envelope: ${field}: must not contain control characters`));
+  });
+
+  it("rejects them in the body's identifiers too", () => {
+    const base = validWire();
+    expectRejected(packAny.pack({ ...base, body: { ...base.body, action: "sa\nid" } }), /body\.action: must not contain control characters/);
+    expectRejected(packAny.pack({ ...base, body: { ...base.body, process: "p\r" } }), /body\.process: must not contain control characters/);
+    expectRejected(packAny.pack({ ...base, kind: "whisper", body: { content: "x", source: "k\u001b[31m" } }), /body\.source/);
+    expectRejected(packAny.pack({ ...base, kind: "speech", body: { proposalId: "p\n1", text: "t", final: true } }), /body\.proposalId/);
+    expectRejected(packAny.pack({ ...base, kind: "event", body: { type: "t\u0000" } }), /body\.type/);
+    expectRejected(packAny.pack({ ...base, kind: "proposal", body: { kind: "speak\n" } }), /body\.kind/);
+  });
+
+  it("keeps any other text: non-ASCII, spaces, punctuation; and free text may hold newlines", () => {
+    const wire = { ...validWire(), id: "turn 7: ü/日本", from: "bridge slack (eu)", causation: "x~1", body: { action: "said", content: "two\nlines\u0007", name: "Ada\nLovelace" } };
+    expect(decodeEnvelope(packAny.pack(wire)).ok).toBe(true);
+  });
+
+  it("refuses to make an envelope whose identifiers a receiver would reject", () => {
+    expect(() => makeEnvelope("perception", "a\nb", "b", bodies.perception)).toThrow(/from: must not contain control characters/);
+  });
+});
+
+describe("optional fields are absent, never nil or empty", () => {
+  it.each(["causation", "trace"])("rejects %s as nil or as an empty string", (field) => {
+    expectRejected(packAny.pack({ ...validWire(), [field]: null }), new RegExp(`${field}: .*null`));
+    expectRejected(packAny.pack({ ...validWire(), [field]: "" }), new RegExp(`${field}: `));
+  });
+
+  it("rejects optional body fields sent as nil", () => {
+    const base = validWire();
+    for (const field of ["internal", "process", "params", "meta"]) expectRejected(packAny.pack({ ...base, body: { ...base.body, [field]: null } }), new RegExp(`body\\.${field}: `));
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assertName, clusterSubjects, InvalidNameError, parseSubject, streamName, streamSubjects } from "../../../runtime/bus/index.ts";
+import { assertName, clusterSubjects, InvalidNameError, parseSubject, soulOfSubject, streamName, streamSubjects } from "../../../runtime/bus/index.ts";
 import { subjectContains, subjectMatches } from "../../../runtime/bus/subjectMatch.ts";
 
 describe("subject builders", () => {
@@ -19,7 +19,8 @@ describe("subject builders", () => {
     expect(s.dead).toBe("ensoul.prod-1.dead");
     expect(s.streamName).toBe("ENSOUL_prod-1");
     expect(streamName("x")).toBe("ENSOUL_x");
-    expect(streamSubjects("x")).toEqual(["ensoul.x.soul.*.perceive", "ensoul.x.soul.*.says"]);
+    expect(s.internal("samantha")).toBe("ensoul.prod-1.soul.samantha.internal");
+    expect(streamSubjects("x")).toEqual(["ensoul.x.soul.*.perceive", "ensoul.x.soul.*.says", "ensoul.x.soul.*.internal"]);
   });
 
   const attacks: unknown[] = [
@@ -147,5 +148,16 @@ describe("subject matching (NATS rules)", () => {
     ["ensoul.c.>", "ensoul.c.soul.*.says", true],
   ] as const)("%s contains %s: %s", (outer, inner, expected) => {
     expect(subjectContains(outer, inner)).toBe(expected);
+  });
+});
+
+describe("the soul a received subject names", () => {
+  it("is the soul token when it is a name", () => {
+    expect(soulOfSubject("ensoul.c.soul.samantha.whisper")).toEqual({ id: "samantha" });
+  });
+
+  it.each([">", "*", "b@d", "é", "a b"])("is no soul, with the reason, for the token %j", (token) => {
+    const named = soulOfSubject(`ensoul.c.soul.${token}.perceive`);
+    expect(named).toEqual({ reason: expect.stringMatching(/^no soul: invalid soulId ".+": may contain only A-Z a-z 0-9 _ - \(found ".+"\)$/) });
   });
 });

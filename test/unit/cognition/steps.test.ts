@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   CognitiveStepError,
+  CONVERSATION_LABEL,
+  UNTRUSTED_NOTICE,
   WorkingMemory,
   brainstorm,
   createCognitiveStep,
@@ -275,7 +277,11 @@ describe("the cognition context", () => {
     });
     const [dialog, query] = scripted.requests;
     expect(dialog.model).toBe("m1");
-    expect(dialog.messages.slice(0, 2).map((m) => m.content)).toEqual(start.memories.map((m) => m.content));
+    // The memory first: the soul's own as it is, the user's fenced as untrusted (untrustedMemory.test.ts).
+    expect(dialog.messages[0]).toEqual({ role: "system", content: "You are Samantha, a curious soul." });
+    expect(dialog.messages[1].content).toBe(
+      `${CONVERSATION_LABEL} (${UNTRUSTED_NOTICE}):\n\n\`\`\`\nTom said: "What is the status of the BG3 port?"\n\`\`\``,
+    );
     expect(dialog.messages.at(-1)).toMatchObject({ role: "system", name: "Samantha" });
     expect(dialog.messages.at(-1)?.content).toContain('Use the format: Samantha said: "..."');
     expect(dialog.messages.at(-1)?.content).toContain("Greet Tom.");

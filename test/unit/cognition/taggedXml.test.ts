@@ -89,6 +89,33 @@ describe("extractTag", () => {
     expect(extractTag(`<external_dialogue>one</external_dialogue><external_dialogue>two</external_dialogue>`, "external_dialogue")?.content).toBe("one");
   });
 
+  it("a `>` inside a quoted attribute value does not end the tag", () => {
+    expect(extractTag(`<external_dialogue verb="said" note="a>b">Hi</external_dialogue>`, "external_dialogue")).toEqual({
+      content: "Hi",
+      attributes: { verb: "said", note: "a>b" },
+      closed: true,
+    });
+    expect(extractTag(`<external_dialogue note='x > y' verb='noted'>Hi</external_dialogue>`, "external_dialogue")).toEqual({
+      content: "Hi",
+      attributes: { note: "x > y", verb: "noted" },
+      closed: true,
+    });
+    // The other quote kind inside a value, and a `/>` inside a value is not self-closing.
+    expect(extractTag(`<external_dialogue note="it's > 'this'" end="/>">Hi</external_dialogue>`, "external_dialogue")).toEqual({
+      content: "Hi",
+      attributes: { note: "it's > 'this'", end: "/>" },
+      closed: true,
+    });
+    // A quoted value cannot run past a `<` (XML forbids it there): the quote was never closed.
+    expect(extractTag(`<external_dialogue verb="said>Hi "there"</external_dialogue>`, "external_dialogue")).toEqual({
+      content: `Hi "there"`,
+      attributes: { verb: "said" },
+      closed: true,
+    });
+    // Stripping the section takes the whole tag, quoted `>` and all.
+    expect(stripTags(`before <external_dialogue note="a>b">Hi</external_dialogue> after`)).toBe("before  after");
+  });
+
   it("takes names outside the cognitive set when asked for them", () => {
     const raw = `<decision options="a,b">b</decision>`;
     expect(extractTag(raw, "decision")).toEqual({ content: "b", attributes: { options: "a,b" }, closed: true });

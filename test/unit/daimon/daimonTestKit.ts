@@ -67,6 +67,7 @@ export function spyBus(inner: Bus): { bus: Bus; stats: { subscribeCalls: number;
     return {
       subject: sub.subject,
       closed: sub.closed,
+      accepted: () => sub.accepted(),
       unsubscribe() {
         if (!ended) stats.active--;
         ended = true;

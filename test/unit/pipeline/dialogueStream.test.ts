@@ -26,6 +26,14 @@ describe("DialogueStreamExtractor", () => {
     if (size < 10) expect(released.length).toBeGreaterThan(1);
   });
 
+  it.each([1, 2, 3, 7])("a `>` inside a quoted attribute is not the tag's end, streamed in pieces of %i either", (size) => {
+    const quoted = `<internal_monologue verb="mused">private</internal_monologue>\n<external_dialogue verb="said" note="a>b">Hi</external_dialogue>`;
+    const { released, final, extractor } = feed(quoted, size);
+    expect(final).toBe("Hi");
+    expect(released.join("")).toBe("Hi");
+    expect(extractor.diverged).toBe(false);
+  });
+
   it("releases nothing while the monologue is open, even if it writes a dialogue tag of its own", () => {
     const extractor = new DialogueStreamExtractor();
     expect(extractor.push(`<internal_monologue>I could say <external_dialogue>this`)).toBe("");

@@ -85,11 +85,11 @@ async function killMidTurn(dir: string, soulId: string): Promise<string> {
 
 describe("a process killed with SIGKILL during a turn", () => {
   it("restarts at the last committed turn, processes the in-flight perception exactly once and re-delivers speech with the same ids", async () => {
-    const crashEnv = await openTestEnv(mkdtempSync(join(tmpdir(), "ensoul-soul-crash-")));
-    await crashEnv.reopen(); // the test's own handle is closed and reopened around the child's life
-    const out = await killMidTurn(crashEnv.dir, "crashy");
+    // The test opens the directory only after the child's life: one process at a time holds it.
+    const dir = mkdtempSync(join(tmpdir(), "ensoul-soul-crash-"));
+    const out = await killMidTurn(dir, "crashy");
     expect(out).toContain("TURN 1");
-    await crashEnv.reopen();
+    const crashEnv = await openTestEnv(dir);
 
     const store = crashEnv.actor("crashy");
     expect(store.loadState()).toMatchObject({ turn: 1, soulMemory: { turns: 1 }, currentProcess: "main" });

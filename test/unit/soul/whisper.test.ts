@@ -15,6 +15,8 @@ import type { Memory } from "../../../runtime/cognition/Memory.ts";
 import type { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
 import { useTestEnv } from "../../support/soul/env.ts";
 import { deferred, record, said } from "../../support/soul/helpers.ts";
+import { fillMap } from "../../support/store/fillMap.ts";
+import { tempStores } from "../../support/store/tempStore.ts";
 
 const env = useTestEnv();
 
@@ -309,6 +311,25 @@ describe("useSoulMemory reads and writes", () => {
     // The subprocess's in-place edit lands, in the phase's own commit.
     expect(soul.memory().soulMemory["counter"]).toEqual({ n: 12 });
     expect(env.actor("ann").loadState()?.soulMemory["counter"]).toEqual({ n: 12 });
+    await soul.stop();
+  });
+});
+
+describe("a whisper that cannot be stored", () => {
+  const stores = tempStores();
+
+  it("rejects, with an error event and no `whisper` event, and is not kept", async () => {
+    const store = stores.open({ mapSize: 1024 * 1024, noSync: true });
+    const talk: MentalProcess = async ({ workingMemory }) => workingMemory.withMonologue("thought about it");
+    const soul = createSoul({ blueprint: defineSoul({ name: "Ann", persona: "A soul.", initialProcess: talk, processes: { talk } }), id: "ann", store });
+    const log = record(soul);
+    await fillMap(store);
+
+    await expect(soul.whisper("Stay with them.", "Kothar")).rejects.toThrow(/LMDB map is full/);
+    expect(log.events.filter((e) => e.type === "whisper")).toEqual([]);
+    expect(log.events).toContainEqual(expect.objectContaining({ type: "error", phase: "commit", message: expect.stringMatching(/LMDB map is full/) }));
+    expect(soul.memory().soulMemory[DAIMONIC_WHISPER_KEY]).toBeUndefined();
+    expect(store.actor("ann").loadState()?.soulMemory[DAIMONIC_WHISPER_KEY]).toBeUndefined();
     await soul.stop();
   });
 });

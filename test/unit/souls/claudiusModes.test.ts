@@ -118,6 +118,27 @@ describe("transition signals", () => {
     expect(flagsOpenProblem({})).toBe(false);
   });
 
+  it("a marker counts only as the monologue's own last word, not where the model quotes the user", () => {
+    // The model's own marker: the last line ends with it (trailing punctuation tolerated).
+    expect(flagsOpenProblem({ monologue: `A jig with "three" widths.\n${OPEN_PROBLEM_MARKER}.\n` })).toBe(true);
+    expect(flagsOpenProblem({ monologue: `Tom asked "why?" and it runs deep. ${OPEN_PROBLEM_MARKER}` })).toBe(true);
+    // The user's words, echoed: mid-monologue, in quotes, in a fence (closed or not), in a block quote.
+    const quoted = [
+      `Tom wants me to treat this as ${OPEN_PROBLEM_MARKER} but it is a quick one.`,
+      `Tom wrote ${OPEN_PROBLEM_MARKER} at the end.\nI can answer this at once.`,
+      `Tom wrote: "please, ${OPEN_PROBLEM_MARKER}"`,
+      `Tom wrote: \u201cplease, ${OPEN_PROBLEM_MARKER}\u201d`,
+      `Tom wrote: "please, ${OPEN_PROBLEM_MARKER}`,
+      `Tom wrote:\n\`\`\`\nTom: do it\n${OPEN_PROBLEM_MARKER}\n\`\`\``,
+      `Tom wrote:\n\`\`\`\nTom: do it\n${OPEN_PROBLEM_MARKER}`,
+      `Tom wrote:\n> do it\n> ${OPEN_PROBLEM_MARKER}`,
+      `Tom's message ends in \`${OPEN_PROBLEM_MARKER}\``,
+    ];
+    for (const monologue of quoted) expect(flagsOpenProblem({ monologue }), monologue).toBe(false);
+    expect(completesTask({ monologue: `Tom says "${TASK_COMPLETE_MARKER}", but the lid is not fitted.` })).toBe(false);
+    expect(completesTask({ monologue: `Tom pasted:\n~~~\n${TASK_COMPLETE_MARKER}\n~~~` })).toBe(false);
+  });
+
   it("task complete: currentTask cleared by the update, or the marker", () => {
     expect(completesTask({ soulStateUpdate: { currentTask: "" } })).toBe(true);
     expect(completesTask({ soulStateUpdate: { currentTask: "none" } })).toBe(true);
