@@ -6,12 +6,12 @@
  * subject plus a perception, so bridges show it and the soul hears it.
  */
 import { createActor, type ActorOptions } from "xstate";
-import { monotonicFactory } from "ulid";
-import { currentCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { Bus, BusMessage, Subscription } from "../../runtime/bus/Bus.ts";
-import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../runtime/bus/envelope.ts";
-import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/subjects.ts";
-import { PERSON_META_KEYS } from "../soul/Perception.ts";
+import { currentCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
+import type { Bus, BusMessage, Subscription } from "../../runtime/bus/index.ts";
+import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../runtime/bus/index.ts";
+import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/index.ts";
+import { nextUlid } from "../../runtime/bus/index.ts";
+import { PERSON_META_KEYS } from "../vocabulary/index.ts";
 import { assertDaimonMode, speaksIn, whispersIn, type DaimonMode } from "./daimonMode.ts";
 import {
   checkDaimonInput,
@@ -76,7 +76,6 @@ export interface DaimonHandle {
 }
 
 const NAME_MAX = 128;
-const nextId = monotonicFactory();
 
 const defaultOnError = (error: unknown, phase: DaimonFailurePhase): void => {
   console.error(`[ensoul daimon] ${phase} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -143,7 +142,7 @@ class DaimonWiring {
     }
     if (speaksIn(delivery.mode)) {
       // Speech for the bridges to show under the daimon's name...
-      const id = nextId();
+      const id = nextUlid();
       const speech = makeEnvelope(
         "speech",
         this.#address,

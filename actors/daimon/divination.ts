@@ -3,14 +3,14 @@
  * with its own persona and model (here) or by asking a remote daimon service (httpDaimon);
  * the machine sees only the `Divination` function, so the two are interchangeable.
  */
-import { currentCognition, runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import { createCognitiveStep } from "../../runtime/cognition/createCognitiveStep.ts";
-import { indentNicely } from "../../runtime/cognition/indentNicely.ts";
-import type { InputMemory } from "../../runtime/cognition/Memory.ts";
-import { stripEntityAndVerb } from "../../runtime/cognition/stripEntityAndVerb.ts";
-import { safeName, untrustedMemory } from "../../runtime/cognition/untrustedMemory.ts";
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import { GROQ_DEFAULT_MODEL } from "../../runtime/providers/groq.ts";
+import { currentCognition, runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
+import { createCognitiveStep } from "../../runtime/cognition/index.ts";
+import { indentNicely } from "../../runtime/cognition/index.ts";
+import type { InputMemory } from "../../runtime/cognition/index.ts";
+import { stripEntityAndVerb } from "../../runtime/cognition/index.ts";
+import { safeName, untrustedMemory } from "../../runtime/cognition/index.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
+import { GROQ_DEFAULT_MODEL } from "../../runtime/providers/index.ts";
 import { formatTranscript, type TranscriptLine } from "./transcript.ts";
 
 export interface DivinationRequest {

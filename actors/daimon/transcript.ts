@@ -4,7 +4,7 @@
  * soul it watches and must stay cheap, and because a divination only needs the recent
  * drift of the talk, not its history.
  */
-import { safeName } from "../../runtime/cognition/untrustedMemory.ts";
+import { safeName } from "../../runtime/cognition/index.ts";
 
 /** Who said a line: someone talking to the soul, the soul itself, or the daimon aloud. */
 export type TranscriptRole = "other" | "soul" | "daimon";

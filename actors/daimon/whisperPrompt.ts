@@ -12,4 +12,4 @@ export {
   withDaimonicIntuition,
   withoutDaimonicIntuition,
   type DaimonicWhisper,
-} from "../../runtime/cognition/daimonicIntuition.ts";
+} from "../../runtime/cognition/index.ts";

@@ -1,4 +1,4 @@
-import type { Interception, Proposal } from "../soul/Proposal.ts";
+import type { Interception, Proposal } from "../vocabulary/index.ts";
 
 /**
  * What a gate knows besides the proposal. Everything is optional: a chain run from a soul's

@@ -1,5 +1,5 @@
-import type { KvNamespace } from "../../runtime/store/KvNamespace.ts";
-import type { Proposal } from "../soul/Proposal.ts";
+import type { KvNamespace } from "../../runtime/store/index.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { errorMessage } from "./errors.ts";
 import { hold, type DecisionListener, type Gate, type GateContext, type GateDecision } from "./Gate.ts";
 

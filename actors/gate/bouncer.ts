@@ -1,4 +1,4 @@
-import type { Proposal } from "../soul/Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { hold, intercept, type Gate, type GateContext } from "./Gate.ts";
 import { createSecretScanner, type SecretPattern } from "./secrets.ts";
 

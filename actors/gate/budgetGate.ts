@@ -1,5 +1,5 @@
-import type { KvNamespace } from "../../runtime/store/KvNamespace.ts";
-import type { Proposal } from "../soul/Proposal.ts";
+import type { KvNamespace } from "../../runtime/store/index.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { intercept, type Gate, type GateContext } from "./Gate.ts";
 
 /** Dollars per million tokens, the way providers publish their prices. */

@@ -1,4 +1,4 @@
-import type { Proposal, ReviewVerdict } from "../soul/Proposal.ts";
+import type { Proposal, ReviewVerdict } from "../vocabulary/index.ts";
 import { errorMessage, GateError, GateTimeoutError } from "./errors.ts";
 import { isGateIntercept, type DecisionKind, type DecisionListener, type Gate, type GateContext, type GateDecision, type GateIntercept } from "./Gate.ts";
 import { changedFields, parseProposal, withIdentityOf } from "./proposalSchema.ts";

@@ -1,5 +1,5 @@
-import type { Outlet, ReviewContext } from "../soul/outlet.ts";
-import type { Interception, Proposal, ReviewVerdict } from "../soul/Proposal.ts";
+import type { Outlet, ReviewContext } from "../vocabulary/index.ts";
+import type { Interception, Proposal, ReviewVerdict } from "../vocabulary/index.ts";
 import type { Approvals } from "./approvals.ts";
 import type { GateContext, GatePhase } from "./Gate.ts";
 import type { ChainResult, GateChain } from "./gateChain.ts";

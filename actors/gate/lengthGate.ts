@@ -1,4 +1,4 @@
-import type { Proposal, ProposalKind } from "../soul/Proposal.ts";
+import type { Proposal, ProposalKind } from "../vocabulary/index.ts";
 import type { Gate, GateContext } from "./Gate.ts";
 
 export const DEFAULT_MAX_RESPONSE_CHARS = 3000;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Proposal } from "../soul/Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 
 /**
  * The shape a proposal must have to pass through a gate: what a local gate returns and what

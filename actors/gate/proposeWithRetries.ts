@@ -1,4 +1,4 @@
-import type { Proposal } from "../soul/Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import type { GateContext } from "./Gate.ts";
 import type { ChainResult, GateChain } from "./gateChain.ts";
 

@@ -1,6 +1,6 @@
-import type { Bus } from "../../runtime/bus/Bus.ts";
-import { encodeEnvelope, makeEnvelope } from "../../runtime/bus/envelope.ts";
-import { clusterSubjects } from "../../runtime/bus/subjects.ts";
+import type { Bus } from "../../runtime/bus/index.ts";
+import { encodeEnvelope, makeEnvelope } from "../../runtime/bus/index.ts";
+import { clusterSubjects } from "../../runtime/bus/index.ts";
 import { errorMessage } from "./errors.ts";
 import type { GateDecision } from "./Gate.ts";
 

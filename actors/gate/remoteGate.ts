@@ -1,8 +1,8 @@
-import type { Bus } from "../../runtime/bus/Bus.ts";
-import { encodeEnvelope } from "../../runtime/bus/envelope.ts";
-import { BusTimeoutError, NoRespondersError } from "../../runtime/bus/errors.ts";
-import { clusterSubjects } from "../../runtime/bus/subjects.ts";
-import type { Proposal } from "../soul/Proposal.ts";
+import type { Bus } from "../../runtime/bus/index.ts";
+import { encodeEnvelope } from "../../runtime/bus/index.ts";
+import { BusTimeoutError, NoRespondersError } from "../../runtime/bus/index.ts";
+import { clusterSubjects } from "../../runtime/bus/index.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { errorMessage, GateError, GateTimeoutError } from "./errors.ts";
 import type { Gate, GateContext } from "./Gate.ts";
 import { proposalEnvelope, readVerdict } from "./verdictWire.ts";

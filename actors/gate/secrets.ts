@@ -4,9 +4,9 @@
  * it). A finding names the kind of secret, never the secret: reasons end up in logs and on
  * the events subject.
  */
-import { SECRET_PATTERNS, type SecretPattern } from "../../runtime/bus/secrets.ts";
+import { SECRET_PATTERNS, type SecretPattern } from "../../runtime/bus/index.ts";
 
-export { SECRET_PATTERNS, type SecretPattern } from "../../runtime/bus/secrets.ts";
+export { SECRET_PATTERNS, type SecretPattern } from "../../runtime/bus/index.ts";
 
 /** Vault values shorter than this are ignored: a two-letter "secret" would block every message. */
 export const MIN_VAULT_VALUE_LENGTH = 6;

@@ -1,9 +1,9 @@
 import { assign, createActor, fromCallback, setup, type Actor, type ActorOptions, type EventObject } from "xstate";
-import type { Bus, BusMessage, Subscription } from "../../runtime/bus/Bus.ts";
-import { deadLetter } from "../../runtime/bus/dead.ts";
-import { decodeEnvelope, encodeEnvelope, makeEnvelope, type VerdictBody } from "../../runtime/bus/envelope.ts";
-import { MSG_ID_HEADER } from "../../runtime/bus/natsMessages.ts";
-import { assertName, clusterSubjects } from "../../runtime/bus/subjects.ts";
+import type { Bus, BusMessage, Subscription } from "../../runtime/bus/index.ts";
+import { deadLetter } from "../../runtime/bus/index.ts";
+import { decodeEnvelope, encodeEnvelope, makeEnvelope, type VerdictBody } from "../../runtime/bus/index.ts";
+import { MSG_ID_HEADER } from "../../runtime/bus/index.ts";
+import { assertName, clusterSubjects } from "../../runtime/bus/index.ts";
 import { errorMessage } from "./errors.ts";
 import type { Gate, GateContext } from "./Gate.ts";
 import { evaluateGate, type GateOutcome } from "./gateChain.ts";

@@ -1,4 +1,4 @@
-import type { Proposal, ProposalKind } from "../soul/Proposal.ts";
+import type { Proposal, ProposalKind } from "../vocabulary/index.ts";
 import type { GateContext } from "./Gate.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { decodeEnvelope, makeEnvelope, type Envelope, type VerdictBody } from "../../runtime/bus/envelope.ts";
-import type { Proposal } from "../soul/Proposal.ts";
+import { decodeEnvelope, makeEnvelope, type Envelope, type VerdictBody } from "../../runtime/bus/index.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { GateError, GateTimeoutError, MalformedVerdictError } from "./errors.ts";
 import type { GateVerdict } from "./Gate.ts";
 import type { GateOutcome } from "./gateChain.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createCognitiveStep } from "../../runtime/cognition/createCognitiveStep.ts";
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import { createCognitiveStep } from "../../runtime/cognition/index.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import { formatDecisionLog } from "./decisionLog.ts";
 import { describeError } from "./handlerResult.ts";
 import { DONE_ACTION, type DecisionLogEntry } from "./types.ts";

@@ -1,4 +1,4 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import type { ActionResult, DecisionLogEntry } from "./types.ts";
 
 /**

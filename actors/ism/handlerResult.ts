@@ -1,5 +1,5 @@
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { ProcessRef } from "../soul/MentalProcess.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { ProcessRef } from "../vocabulary/index.ts";
 import { ISM_RECURSE, type IsmNext, type Recurse, type RecurseSignal } from "./types.ts";
 
 /**

@@ -1,11 +1,11 @@
 import { createActor, type ActorRefFrom, type SnapshotFrom } from "xstate";
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import { currentTurn } from "../soul/turnScope.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
+import { currentTurn } from "../vocabulary/index.ts";
 import { describeError } from "./handlerResult.ts";
 import { outputFromContext, safeLog, turnLogger, type IsmOptions } from "./ismContext.ts";
 import { buildIsmInput } from "./ismInput.ts";
 import { ismMachine, type IsmMachine } from "./ismMachine.ts";
-import type { ProcessResult, TransitionOptions } from "../soul/MentalProcess.ts";
+import type { ProcessResult, TransitionOptions } from "../vocabulary/index.ts";
 import type { IsmOutput } from "./types.ts";
 
 /**

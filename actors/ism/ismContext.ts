@@ -1,7 +1,7 @@
-import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { Memory } from "../../runtime/cognition/Memory.ts";
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { TurnScope } from "../soul/turnScope.ts";
+import type { CognitionContext } from "../../runtime/cognition/index.ts";
+import type { Memory } from "../../runtime/cognition/index.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { TurnScope } from "../vocabulary/index.ts";
 import { DECISIONS_REGION } from "./decisionLog.ts";
 import { describeError } from "./handlerResult.ts";
 import { captureScope, type IsmScope } from "./ismScope.ts";

@@ -1,5 +1,5 @@
-import { currentCognition } from "../../runtime/cognition/CognitionContext.ts";
-import { currentTurn, type TurnScope } from "../soul/turnScope.ts";
+import { currentCognition } from "../../runtime/cognition/index.ts";
+import { currentTurn, type TurnScope } from "../vocabulary/index.ts";
 import { turnInterrupted, turnLogger, type IsmMachineInput, type IsmOptions } from "./ismContext.ts";
 
 /**

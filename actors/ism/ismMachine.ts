@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import { chooseNextActions, type ChoicePrompt, type ChoiceResult } from "./chooseAction.ts";
 import { formatDecision, mirrorDecisions } from "./decisionLog.ts";
 import { describeError } from "./handlerResult.ts";

@@ -1,9 +1,9 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import { toProcessReturn, runIsm } from "./implicitSemanticMachine.ts";
 import { validateConfig, type IsmMachineInput, type IsmOptions } from "./ismContext.ts";
 import { buildIsmInput } from "./ismInput.ts";
 import { ismMachine, type IsmMachine } from "./ismMachine.ts";
-import type { MentalProcess, MentalProcessArgs, ProcessResult } from "../soul/MentalProcess.ts";
+import type { MentalProcess, MentalProcessArgs, ProcessResult } from "../vocabulary/index.ts";
 import type { IsmAction, IsmOutput } from "./types.ts";
 
 /** A mental process whose whole body is one ISM: the blueprint gives goal, playbook and actions. */

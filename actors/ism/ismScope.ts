@@ -1,5 +1,5 @@
-import { currentCognition, runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import { currentTurn, runInTurn, type TurnScope } from "../soul/turnScope.ts";
+import { currentCognition, runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
+import { currentTurn, runInTurn, type TurnScope } from "../vocabulary/index.ts";
 
 /**
  * The surroundings the ISM's steps and handlers must run in: the turn's cognition context

@@ -1,6 +1,6 @@
-import type { InputMemory, Memory } from "../../runtime/cognition/Memory.ts";
-import { regionOf } from "../../runtime/cognition/Memory.ts";
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { InputMemory, Memory } from "../../runtime/cognition/index.ts";
+import { regionOf } from "../../runtime/cognition/index.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 
 /**
  * While the ISM runs, its goal and playbook sit in the working memory as a system region, so

@@ -1,4 +1,4 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import { classifyHandlerResult, describeError, recurse } from "./handlerResult.ts";
 import type { ActionResult, IsmAction, IsmNext } from "./types.ts";
 

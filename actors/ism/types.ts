@@ -1,5 +1,5 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { ProcessRef, ProcessResult } from "../soul/MentalProcess.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { ProcessRef, ProcessResult } from "../vocabulary/index.ts";
 
 /**
  * The shapes an ISM shares with blueprints and with the soul machine. They follow Open

@@ -17,7 +17,7 @@
  * with a long queue and slow turns does not keep the server's unacknowledged window for
  * itself.
  */
-import type { Perception } from "./Perception.ts";
+import type { Perception } from "../vocabulary/index.ts";
 import type { InboxRecord } from "../../runtime/store/types.ts";
 
 export const MAX_HELD = 16;

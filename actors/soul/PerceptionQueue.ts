@@ -13,7 +13,7 @@
  *
  * An inspector (and JSON) sees the count and the first few ids, not the perceptions.
  */
-import type { Perception } from "./Perception.ts";
+import type { Perception } from "../vocabulary/index.ts";
 
 interface Cell {
   readonly perception: Perception;

@@ -1,10 +1,10 @@
 import type { ActorRefFrom, AnyActorLogic, InputFrom } from "xstate";
 import type { KvReadEntry, ScheduledEntry } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { Perception } from "./Perception.ts";
+import type { Perception } from "../vocabulary/index.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
-import { requireTurn, type TurnScope } from "./turnScope.ts";
+import { requireTurn, type TurnScope } from "../vocabulary/index.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
 
 /** The soul-wide services a running process reaches through its hooks. */

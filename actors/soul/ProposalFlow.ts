@@ -1,8 +1,8 @@
 import type { ActorStore, OutboxEntry } from "../../runtime/store/types.ts";
-import type { Outlet } from "./outlet.ts";
+import type { Outlet } from "../vocabulary/index.ts";
 import { OutboxDelivery } from "./OutboxDelivery.ts";
-import type { Perception } from "./Perception.ts";
-import { isInterception, type Proposal, type ReviewVerdict } from "./Proposal.ts";
+import type { Perception } from "../vocabulary/index.ts";
+import { isInterception, type Proposal, type ReviewVerdict } from "../vocabulary/index.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import type { TurnDraft } from "./TurnDraft.ts";

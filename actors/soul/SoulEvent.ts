@@ -1,4 +1,4 @@
-import type { Proposal } from "./Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 
 /**
  * What a soul reports about itself, for debuggers and the events subject: never speech.

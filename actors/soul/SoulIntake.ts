@@ -19,12 +19,12 @@ import type { Actor } from "xstate";
 import type { ActorStore } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { MAX_HELD, type HeldPerceptions } from "./HeldPerceptions.ts";
-import type { Perception, PerceptionInput } from "./Perception.ts";
+import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
 import { normalizePerception } from "./perceptionInput.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulMachine } from "./soulMachine.ts";
 import { DEFAULT_MAX_QUEUED, SoulQueueFull } from "./SoulQueueFull.ts";
-import type { SoulStatus } from "./SoulRuntime.ts";
+import type { SoulStatus } from "./SoulStatus.ts";
 import type { SoulState } from "./SoulState.ts";
 import type { SoulWrites } from "./SoulWrites.ts";
 

@@ -1,3 +1,4 @@
+import type { SoulStatus } from "./SoulStatus.ts";
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
 import type { ActorStore, KvReadEntry, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
@@ -5,13 +6,13 @@ import { sanitizeWhisper } from "../../runtime/cognition/sanitizeWhisper.ts";
 import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/daimonicIntuition.ts";
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { Perception, PerceptionInput } from "./Perception.ts";
+import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
-import type { Proposal } from "./Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
 import { HeldPerceptions } from "./HeldPerceptions.ts";
 import { soulCognition } from "./soulCognition.ts";
-import type { Outlet } from "./outlet.ts";
+import type { Outlet } from "../vocabulary/index.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { restingSnapshot } from "./restingSnapshot.ts";
@@ -31,7 +32,7 @@ import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
 import { SoulSchedules } from "./SoulSchedules.ts";
 import { SoulWrites } from "./SoulWrites.ts";
 import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
-import { runInTurn } from "./turnScope.ts";
+import { runInTurn } from "../vocabulary/index.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
 import { TurnRunner, type TurnPlace } from "./TurnRunner.ts";
 
@@ -47,8 +48,6 @@ export interface SoulRuntimeOptions {
   /** Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED, SoulQueueFull.ts). */
   maxQueued?: number;
 }
-
-export type SoulStatus = "active" | "stopping" | "stopped" | "expired";
 
 /** As the node's whisper intake caps a whisper's source name. */
 const WHISPER_SOURCE_MAX_CHARS = 128;

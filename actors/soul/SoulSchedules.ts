@@ -7,7 +7,7 @@
  * fired, spent, dropped), apart from the turns that make it.
  */
 import type { ActorStore, ScheduledEntry } from "../../runtime/store/types.ts";
-import type { PerceptionInput } from "./Perception.ts";
+import type { PerceptionInput } from "../vocabulary/index.ts";
 import { scheduledPerception } from "./perceptionInput.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";

@@ -1,7 +1,7 @@
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { KvWrite, ScheduledEntry } from "../../runtime/store/types.ts";
-import type { ProcessParams } from "./MentalProcess.ts";
-import type { ProposalKind } from "./Proposal.ts";
+import type { ProcessParams } from "../vocabulary/index.ts";
+import type { ProposalKind } from "../vocabulary/index.ts";
 import type { SoulState } from "./SoulState.ts";
 
 /** An action taken during a turn, held until the turn commits. */

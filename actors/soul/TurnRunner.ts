@@ -5,10 +5,10 @@ import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProc
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { IsmOutput } from "../ism/types.ts";
 import type { DeclaredProcess, SoulBlueprint } from "./defineSoul.ts";
-import type { ProcessParams, ProcessResult } from "./MentalProcess.ts";
-import type { Perception } from "./Perception.ts";
+import type { ProcessParams, ProcessResult } from "../vocabulary/index.ts";
+import type { Perception } from "../vocabulary/index.ts";
 import { ProcessRun, type RunHost } from "./ProcessRun.ts";
-import type { Proposal } from "./Proposal.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { MAX_EXECUTE_NOW } from "./soulMachine.ts";
 import type { IsmFinishInput, IsmPrepared, RunInput, RunOutput } from "./soulMachineHost.ts";

@@ -3,14 +3,15 @@ import type { CognitionContext } from "../../runtime/cognition/CognitionContext.
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { ActorStore } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import { createInProcessOutlet, type Outlet } from "./outlet.ts";
-import type { PerceptionInput } from "./Perception.ts";
-import type { Proposal } from "./Proposal.ts";
+import { createInProcessOutlet, type Outlet } from "../vocabulary/index.ts";
+import type { PerceptionInput } from "../vocabulary/index.ts";
+import type { Proposal } from "../vocabulary/index.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulEventListener } from "./SoulEvent.ts";
 import type { SoulMachine } from "./soulMachine.ts";
 import type { HeldPerceiveResult, PerceiveResult } from "./SoulIntake.ts";
-import { SoulRuntime, type SoulStatus } from "./SoulRuntime.ts";
+import { SoulRuntime } from "./SoulRuntime.ts";
+import type { SoulStatus } from "./SoulStatus.ts";
 
 /** A store of many actors, as `runtime/store` opens it: the soul takes its own keyspace. */
 export interface ActorStoreProvider {

@@ -1,6 +1,6 @@
 import { parseModelName } from "../../runtime/providers/registry.ts";
 import { defaultMemoryIntegrator } from "./memoryIntegrator.ts";
-import type { MemoryIntegrator, MentalProcess, ProcessRef } from "./MentalProcess.ts";
+import type { MemoryIntegrator, MentalProcess, ProcessRef } from "../vocabulary/index.ts";
 
 /** A process and the processes it may hand over to (itself is always allowed). */
 export interface ProcessDeclaration {

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { ScheduledEntry } from "../../runtime/store/types.ts";
 import { userModelKey, userModelPrefix, userOfModelKey } from "../../runtime/store/userModelKeys.ts";
 import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/store/userModels.ts";
-import type { MentalProcess, ProcessParams, ProcessRef } from "./MentalProcess.ts";
-import type { Perception } from "./Perception.ts";
+import type { MentalProcess, ProcessParams, ProcessRef } from "../vocabulary/index.ts";
+import type { Perception } from "../vocabulary/index.ts";
 import { requireRun, TurnCancelledError, type ProcessRun } from "./ProcessRun.ts";
 
 /**

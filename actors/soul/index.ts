@@ -13,9 +13,9 @@ export type {
   ProcessRef,
   ProcessResult,
   TransitionOptions,
-} from "./MentalProcess.ts";
-export type { Perception, PerceptionInput } from "./Perception.ts";
-export { PERSON_META_KEYS } from "./Perception.ts";
+} from "../vocabulary/index.ts";
+export type { Perception, PerceptionInput } from "../vocabulary/index.ts";
+export { PERSON_META_KEYS } from "../vocabulary/index.ts";
 export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory, useUserModels } from "./hooks.ts";
 export type {
   DispatchedAction,
@@ -32,20 +32,20 @@ export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memory
 export { createSoul } from "./createSoul.ts";
 export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from "./createSoul.ts";
 export type { HeldPerceiveResult, PerceiveResult } from "./SoulIntake.ts";
-export type { SoulStatus } from "./SoulRuntime.ts";
+export type { SoulStatus } from "./SoulStatus.ts";
 export { HeldPerceptionReleased } from "./HeldPerceptions.ts";
 export { DEFAULT_MAX_QUEUED, SoulQueueFull, isSoulQueueFull } from "./SoulQueueFull.ts";
 export { PerceptionQueue } from "./PerceptionQueue.ts";
 export { createSoulHost } from "./soulHost.ts";
 export type { SoulHost, SoulHostOptions, SoulRegistryEntry } from "./soulHost.ts";
-export { createInProcessOutlet } from "./outlet.ts";
-export type { Outlet, InProcessOutlet, ReviewContext } from "./outlet.ts";
-export { isInterception } from "./Proposal.ts";
-export type { Proposal, ProposalKind, Interception, ReviewVerdict } from "./Proposal.ts";
+export { createInProcessOutlet } from "../vocabulary/index.ts";
+export type { Outlet, InProcessOutlet, ReviewContext } from "../vocabulary/index.ts";
+export { isInterception } from "../vocabulary/index.ts";
+export type { Proposal, ProposalKind, Interception, ReviewVerdict } from "../vocabulary/index.ts";
 export type { SoulEvent, SoulEventListener, SoulErrorPhase } from "./SoulEvent.ts";
 export { createManualClock, systemClock } from "./scheduler.ts";
 export type { Clock, ManualClock } from "./scheduler.ts";
 export { createSoulMachine, MAX_EXECUTE_NOW } from "./soulMachine.ts";
 export type { SoulMachine, SoulMachineContext, SoulMachineEvent } from "./soulMachine.ts";
 export { createMemoryActorStore } from "./memoryActorStore.ts";
-export { currentTurn, type TurnScope } from "./turnScope.ts";
+export { currentTurn, type TurnScope } from "../vocabulary/index.ts";

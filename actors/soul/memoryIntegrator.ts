@@ -1,7 +1,7 @@
 import type { InputMemory } from "../../runtime/cognition/Memory.ts";
 import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { MemoryIntegratorArgs } from "./MentalProcess.ts";
-import type { Perception } from "./Perception.ts";
+import type { MemoryIntegratorArgs } from "../vocabulary/index.ts";
+import type { Perception } from "../vocabulary/index.ts";
 
 /** The region that holds who the soul is; Open Souls blueprints read it by this name. */
 export const CORE_REGION = "core";

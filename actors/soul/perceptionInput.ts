@@ -1,9 +1,7 @@
-import { monotonicFactory } from "ulid";
+import { nextUlid } from "../../runtime/bus/index.ts";
 import type { ScheduledEntry } from "../../runtime/store/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { Perception, PerceptionInput } from "./Perception.ts";
-
-const nextId = monotonicFactory();
+import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
 
 /** Checks a perception before it reaches the inbox and fills in its id and time: bad input fails here, clearly. */
 export function normalizePerception(input: PerceptionInput, blueprint: SoulBlueprint, now: number): Perception {
@@ -13,7 +11,7 @@ export function normalizePerception(input: PerceptionInput, blueprint: SoulBluep
   if (input.process !== undefined && !blueprint.processes.has(input.process)) {
     throw new Error(`perception routed to unknown process '${input.process}' of soul '${blueprint.name}'`);
   }
-  return { ...input, id: input.id ?? nextId(), ts: input.ts ?? now };
+  return { ...input, id: input.id ?? nextUlid(), ts: input.ts ?? now };
 }
 
 /** The perception a fired schedule becomes: internal, routed to its process, keyed by the schedule's id. */

@@ -7,7 +7,7 @@
  */
 import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { ProcessParams, ProcessResult, TransitionOptions } from "./MentalProcess.ts";
+import type { ProcessParams, ProcessResult, TransitionOptions } from "../vocabulary/index.ts";
 import { TurnError } from "./TurnError.ts";
 
 export interface ParsedResult {

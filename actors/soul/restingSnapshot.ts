@@ -6,7 +6,7 @@
  * machine at each turn boundary (built once per process and cached for the common case).
  */
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { ProcessParams } from "./MentalProcess.ts";
+import type { ProcessParams } from "../vocabulary/index.ts";
 import { PerceptionQueue } from "./PerceptionQueue.ts";
 import type { SoulMachine, SoulMachineContext } from "./soulMachine.ts";
 

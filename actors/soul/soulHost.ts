@@ -4,8 +4,8 @@ import type { CognitionContext } from "../../runtime/cognition/CognitionContext.
 import type { ActorStore } from "../../runtime/store/types.ts";
 import { createSoul, type ActorStoreProvider, type Soul } from "./createSoul.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { Outlet } from "./outlet.ts";
-import type { PerceptionInput } from "./Perception.ts";
+import type { Outlet } from "../vocabulary/index.ts";
+import type { PerceptionInput } from "../vocabulary/index.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulMachine } from "./soulMachine.ts";
 import type { PerceiveResult } from "./SoulIntake.ts";

@@ -3,8 +3,8 @@ import { ismMachine } from "../ism/ismMachine.ts";
 import { isIsmProcess } from "../ism/ismProcess.ts";
 import type { IsmOutput } from "../ism/types.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { ProcessParams } from "./MentalProcess.ts";
-import type { Perception } from "./Perception.ts";
+import type { ProcessParams } from "../vocabulary/index.ts";
+import type { Perception } from "../vocabulary/index.ts";
 import { PerceptionQueue } from "./PerceptionQueue.ts";
 import { hostOf, type IsmFinishInput, type IsmPrepared, type IsmResult, type RunInput, type RunOutput, type SubprocessInput, type SubprocessOutput } from "./soulMachineHost.ts";
 

@@ -8,8 +8,8 @@
  */
 import type { IsmMachineInput } from "../ism/ismContext.ts";
 import type { IsmOutput } from "../ism/types.ts";
-import type { ProcessParams } from "./MentalProcess.ts";
-import type { Perception } from "./Perception.ts";
+import type { ProcessParams } from "../vocabulary/index.ts";
+import type { Perception } from "../vocabulary/index.ts";
 
 export interface RunInput {
   process: string;

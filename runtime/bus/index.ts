@@ -77,3 +77,4 @@ export {
   PayloadTooLargeError,
   SubscriptionRefusedError,
 } from "./errors.ts";
+export { nextUlid } from "./ulids.ts";

@@ -1,8 +1,8 @@
 import { createInProcessOutlet, createSoul, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { builtinSouls, defaultSoulId } from "../../souls/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
-import type { Inspection } from "../inspect/inspection.ts";
-import { LOCAL_NODE, nodeDataDir } from "../node/dataDirectory.ts";
+import type { Inspection } from "../inspect/index.ts";
+import { LOCAL_NODE, nodeDataDir } from "../node/index.ts";
 import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
 import { openStore } from "../store/index.ts";
 import { CliError } from "./CliError.ts";

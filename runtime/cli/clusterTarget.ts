@@ -4,8 +4,8 @@
  */
 import type { Writable } from "node:stream";
 import type { Bus } from "../bus/index.ts";
-import { ClusterClientError } from "../node/clusterClient.ts";
-import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/natsConnection.ts";
+import { ClusterClientError } from "../node/index.ts";
+import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 
 export interface ClusterTarget {

@@ -1,5 +1,5 @@
-import { findSoul, requestControl } from "../node/clusterClient.ts";
-import type { DaimonModeReply } from "../node/controlProtocol.ts";
+import { findSoul, requestControl } from "../node/index.ts";
+import type { DaimonModeReply } from "../node/index.ts";
 import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
 
 /** `ensoul daimon <soul> <mode>`: switches the soul's daimons on the node hosting it. */

@@ -12,10 +12,10 @@
  */
 import { fileURLToPath } from "node:url";
 import { resolve } from "node:path";
-import { createSecretScanner } from "../../actors/gate/secrets.ts";
+import { createSecretScanner } from "../../actors/gate/index.ts";
 import { builtinSouls } from "../../souls/index.ts";
 import { clusterSubjects, decodeEnvelope, isKind } from "../bus/index.ts";
-import type { Inspection } from "../inspect/inspection.ts";
+import type { Inspection } from "../inspect/index.ts";
 import { ConfigError, loadClusterConfig, ModelConfigError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
 import { defaultModelName } from "../providers/index.ts";
 import { modelBanner } from "./chatCommand.ts";

@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import { createInspection, type Inspection, type InspectTarget } from "../inspect/inspection.ts";
+import { createInspection, type Inspection, type InspectTarget } from "../inspect/index.ts";
 import { CliError } from "./CliError.ts";
 
 export const DEFAULT_INSPECT_PORT = 8080;

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
-import { redactSecrets } from "../bus/secrets.ts";
+import { redactSecrets } from "../bus/index.ts";
 import { quietOnBrokenPipe } from "./brokenPipe.ts";
-import { DEFAULT_DATA_DIR } from "../node/dataDirectory.ts";
+import { DEFAULT_DATA_DIR } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { registerNatsConfigCommand } from "./natsConfigCommand.ts";
 import { clusterFrom, natsOptionsFrom, requireNats, withNatsOptions, type NatsFlags } from "./natsOptions.ts";

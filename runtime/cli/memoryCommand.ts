@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Writable } from "node:stream";
-import { findSoul, requestControl } from "../node/clusterClient.ts";
-import type { SoulMemoryReply } from "../node/controlProtocol.ts";
-import type { NatsConnectOptions } from "../node/natsConnection.ts";
+import { findSoul, requestControl } from "../node/index.ts";
+import type { SoulMemoryReply } from "../node/index.ts";
+import type { NatsConnectOptions } from "../node/index.ts";
 import { openStore, userModels, type UserModelVersion } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus } from "./clusterTarget.ts";

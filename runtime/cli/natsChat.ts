@@ -17,8 +17,8 @@ import {
   type Subscription,
 } from "../bus/index.ts";
 import { clusterSubjects } from "../bus/index.ts";
-import { ClusterClientError, findSoul, NodeDownError, type DiscoveredNode } from "../node/clusterClient.ts";
-import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/natsConnection.ts";
+import { ClusterClientError, findSoul, NodeDownError, type DiscoveredNode } from "../node/index.ts";
+import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { serversOf } from "./natsOptions.ts";
 import { watchShutdown } from "./shutdown.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { BusError } from "../bus/errors.ts";
+import { BusError } from "../bus/index.ts";
 import { assertRole, natsServerConfig, passwordEnvVar, type NatsServerConfigOptions, type NatsUserSpec } from "../bus/permissions/index.ts";
 import { CliError } from "./CliError.ts";
 

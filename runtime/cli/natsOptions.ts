@@ -16,8 +16,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { redactSecrets } from "../bus/secrets.ts";
-import type { NatsConnectOptions } from "../node/natsConnection.ts";
+import { redactSecrets } from "../bus/index.ts";
+import type { NatsConnectOptions } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { warn as warnOnStderr } from "./warning.ts";
 

@@ -1,5 +1,5 @@
-import { discoverNodes } from "../node/clusterClient.ts";
-import type { NodeStatus } from "../node/controlProtocol.ts";
+import { discoverNodes } from "../node/index.ts";
+import type { NodeStatus } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
 

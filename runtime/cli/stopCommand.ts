@@ -1,5 +1,5 @@
-import { requestControl } from "../node/clusterClient.ts";
-import type { StopReply } from "../node/controlProtocol.ts";
+import { requestControl } from "../node/index.ts";
+import type { StopReply } from "../node/index.ts";
 import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
 
 /** `ensoul stop <node>`: asks a node to drain and exit. */

@@ -8,7 +8,7 @@
  * Stately inspector; the inspection stops after the node, so its last snapshots still go out.
  */
 import { resolve } from "node:path";
-import type { Inspection } from "../inspect/inspection.ts";
+import type { Inspection } from "../inspect/index.ts";
 import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";

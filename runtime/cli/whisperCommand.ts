@@ -1,6 +1,6 @@
-import { sanitizeWhisper } from "../../actors/daimon/sanitizeWhisper.ts";
+import { sanitizeWhisper } from "../../actors/daimon/index.ts";
 import { clusterSubjects, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope } from "../bus/index.ts";
-import { findSoul } from "../node/clusterClient.ts";
+import { findSoul } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
 

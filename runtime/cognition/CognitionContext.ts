@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Completion, LanguageModel, Usage } from "../providers/LanguageModel.ts";
-import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/registry.ts";
+import type { Completion, LanguageModel, Usage } from "../providers/index.ts";
+import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/index.ts";
 
 /** Everything a cognitive step needs from its surroundings, bound per turn. */
 export interface CognitionContext {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ChatRole } from "../providers/LanguageModel.ts";
+import type { ChatRole } from "../providers/index.ts";
 
 /** One entry of working memory, as in Open Souls. */
 export interface Memory {

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ChatMessage, CompletionRequest, ResponseFormat } from "../providers/LanguageModel.ts";
+import type { ChatMessage, CompletionRequest, ResponseFormat } from "../providers/index.ts";
 import { chunkQueue } from "./chunkQueue.ts";
 import { combineSignals, currentCognition, reportUsage, resolveStepModel, type ResolvedModel } from "./CognitionContext.ts";
 import type { InputMemory } from "./Memory.ts";

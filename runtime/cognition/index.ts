@@ -73,3 +73,7 @@ export {
 export { stripMarkdownFences, extractJson, parseJsonAnswer, toJsonSchema, type JsonAnswer } from "./sanitize.ts";
 export { indentNicely } from "./indentNicely.ts";
 export * from "./pipeline/index.ts";
+
+// For the other folders of ensoul (imports across folders go through this file).
+export { DAIMONIC_REGION, DAIMONIC_WHISPER_KEY, type DaimonicWhisper, daimonicMemory, formatDaimonicIntuition, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "./daimonicIntuition.ts";
+export { type SanitizeWhisperOptions, WHISPER_MAX_CHARS, sanitizeWhisper } from "./sanitizeWhisper.ts";

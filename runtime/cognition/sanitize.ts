@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-import { extractJson, parseJsonText, stripMarkdownFences } from "../providers/jsonAnswer.ts";
+import { extractJson, parseJsonText, stripMarkdownFences } from "../providers/index.ts";
 
 /**
  * Models often wrap structured answers in markdown fences or add a sentence around them.

@@ -17,7 +17,7 @@
  * The display name goes inside the fence, never in the message's `name` field: providers fold
  * that field into the text before the content (Anthropic) or pass it on, outside the fence.
  */
-import type { ChatMessage } from "../providers/LanguageModel.ts";
+import type { ChatMessage } from "../providers/index.ts";
 import type { InputMemory, Memory } from "./Memory.ts";
 import { fenceUntrusted, neutralizeTags } from "./taggedXml.ts";
 

@@ -5,7 +5,7 @@
  * context it runs in. An inspector needs their shape, not every word, and must never receive
  * anything that looks like a credential.
  */
-import { REDACTED, redactSecrets } from "../bus/secrets.ts";
+import { REDACTED, redactSecrets } from "../bus/index.ts";
 
 export { REDACTED };
 

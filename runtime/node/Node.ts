@@ -21,19 +21,17 @@
  * step that fails is reported and the rest still run (nodeShutdown.ts).
  */
 import { publishDecisions } from "../../actors/gate/index.ts";
-import { createSoulHost, type Soul, type SoulBlueprint, type SoulHostOptions } from "../../actors/soul/index.ts";
+import { createSoulHost, type Soul, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { clusterSubjects, redactSecrets, streamName, type Bus, type ClusterSubjects, type Subscription } from "../bus/index.ts";
-import type { ModelRegistry } from "../providers/index.ts";
-import { openStore, type Store, type StoreOptions } from "../store/index.ts";
+import { openStore, type Store } from "../store/index.ts";
 import { createBusOutlet } from "./busOutlet.ts";
 import { nodeDataDir } from "./dataDirectory.ts";
-import { blueprintOf, parseClusterConfig, resolveDaimon, type ClusterConfig, type SoulConfig } from "./clusterConfig.ts";
+import { blueprintOf, parseClusterConfig, resolveDaimon, type SoulConfig } from "./clusterConfig.ts";
 import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { startDaimons, type NodeDaimons } from "./daimons.ts";
 import { buildGate, gatesOf, type BuiltGate } from "./gates.ts";
 import { startHearings } from "./hearing.ts";
 import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
-import type { NatsConnectOptions } from "./natsConnection.ts";
 import { nodeCognition } from "./nodeCognition.ts";
 import { startNodeControl, type NodeControl } from "./nodeControl.ts";
 import { resolveNodeId, runningTwin } from "./nodeIdentity.ts";
@@ -42,6 +40,8 @@ import { createPerceptionIntake } from "./perceptionIntake.ts";
 import { startNodePerceptionSources } from "./nodePerceptionSources.ts";
 import { createRegistryFeed, initialRegistrySouls } from "./registryFeed.ts";
 import { joinBus } from "./nodeBus.ts";
+import type { StartNodeOptions } from "./StartNodeOptions.ts";
+export type { StartNodeOptions } from "./StartNodeOptions.ts";
 import { createEventPublisher } from "./soulEvents.ts";
 import { runShutdown, stopEach } from "./nodeShutdown.ts";
 import { soulMemoryReader } from "./soulMemory.ts";
@@ -52,39 +52,6 @@ import { firstNode, soulsElsewhere, soulsFor, type Placement } from "./soulPlace
 import { watchStrayPerceptions } from "./strayPerceptions.ts";
 import { subscribeWhispers } from "./whisperIntake.ts";
 
-export interface StartNodeOptions {
-  /** A validated config (`parseClusterConfig`), or a loaded one (`loadClusterConfig`, with daimon personas from files). */
-  config: ClusterConfig | LoadedClusterConfig;
-  /**
-   * This node's name. Default: `local` in a single-process run; on a shared bus, the only
-   * node the config names (a config naming several needs it).
-   */
-  nodeId?: string;
-  /** Join a cluster on NATS. Without it (and without `bus`), everything runs in this process. */
-  nats?: NatsConnectOptions;
-  /** An existing bus to join instead (its cluster must be the config's). The node does not close it. */
-  bus?: Bus;
-  /**
-   * `all`: host every soul of the config (a single-process run; the default without `nats`
-   * or `bus`). `assigned`: host the souls assigned to this node (the default on a shared bus).
-   */
-  placement?: Placement;
-  /** Data directory, instead of the config's `data` (default `./.ensoul`). The node's LMDB lives in `<data>/<nodeId>`. */
-  data?: string;
-  /** LMDB options (`noSync` for tests and benchmarks). */
-  store?: Pick<StoreOptions, "noSync" | "durability" | "mapSize">;
-  /** Where provider keys and `bouncer.vaultEnv` values are read (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** A model registry instead of one built from `env` (tests, benchmarks). */
-  registry?: ModelRegistry;
-  /** Warnings and errors the node keeps running through (default: one line each on stderr). */
-  log?: (line: string) => void;
-  /**
-   * XState's inspect observer (`createInspection(...).inspect`): every soul the node activates,
-   * its daimons and the skill gates it serves report there. Stop the node before the inspection.
-   */
-  inspect?: SoulHostOptions["inspect"];
-}
 
 export interface EnsoulNode {
   readonly id: string;

@@ -8,7 +8,7 @@
 import { createInProcessBus, type Bus } from "../bus/index.ts";
 import type { ClusterConfig } from "./clusterConfig.ts";
 import { connectClusterBus } from "./natsConnection.ts";
-import type { StartNodeOptions } from "./Node.ts";
+import type { StartNodeOptions } from "./StartNodeOptions.ts";
 
 export async function joinBus(options: Pick<StartNodeOptions, "bus" | "nats">, config: ClusterConfig, nodeId: string, report: (err: unknown, what: string) => void): Promise<Bus> {
   if (options.bus) {

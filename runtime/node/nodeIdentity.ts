@@ -9,7 +9,7 @@ import { assertName, type Bus, type ClusterSubjects } from "../bus/index.ts";
 import type { ClusterConfig } from "./clusterConfig.ts";
 import { LOCAL_NODE } from "./dataDirectory.ts";
 import { decodeControl, encodeControl, isControlError, type NodeStatus } from "./controlProtocol.ts";
-import type { StartNodeOptions } from "./Node.ts";
+import type { StartNodeOptions } from "./StartNodeOptions.ts";
 import { firstNode, type Placement } from "./soulPlacement.ts";
 
 /** The status of a live node with this id, if one answers. */

@@ -54,3 +54,6 @@ export {
 export { UsageMeter, estimateTokens, type UsageEntry, type UsageTotals } from "./usage.ts";
 export { createCompletionStream, type StreamProducer, type StreamSink } from "./completionStream.ts";
 export { stripMarkdownFences, parseJsonText, canonicalJson } from "./jsonAnswer.ts";
+
+// For the other folders of ensoul (imports across folders go through this file).
+export { extractJson } from "./jsonAnswer.ts";

@@ -17,18 +17,13 @@ import type { Store } from "./Store.ts";
 import { StoreError } from "./types.ts";
 import { userModelKey, userModelPrefix, userOfModelKey } from "./userModelKeys.ts";
 
+// The text shape of a user model belongs to cognition (it is what the prompt shows); the store
+// keeps the versions. Re-exported so the store's callers find both in one place.
+export { blankUserModel, USER_MODEL_SECTIONS } from "../cognition/index.ts";
+
 export const USER_MODELS_NAMESPACE = "userModels";
 
-/** The blueprint: a starting shape, not a cage (a model may grow sections of its own). */
-export const USER_MODEL_SECTIONS = [
-  "Persona",
-  "Speaking Style",
-  "Conversational Context",
-  "Worldview",
-  "Interests & Domains",
-  "Working Patterns",
-  "Most Potent Memories",
-] as const;
+
 
 export interface UserModelVersion {
   /** 1 for the first save, then one more per save. */
@@ -40,11 +35,6 @@ export interface UserModelVersion {
   ts: number;
 }
 
-/** The model of someone the soul has just met: the seven sections, nothing known yet. */
-export function blankUserModel(name: string): string {
-  const title = name.replace(/\s+/g, " ").trim() || "Unknown user";
-  return [`# ${title}`, ...USER_MODEL_SECTIONS.flatMap((s) => ["", `## ${s}`, "Nothing known yet."])].join("\n");
-}
 
 /** One user's model, as seen by one soul. */
 export interface UserModel {

@@ -16,9 +16,9 @@
  * no cognitive tag and no fence line survives in a form the answer's parser, or a model
  * echoing it, could take for structure.
  */
-import type { ChatMessage, ChatRole } from "../../providers/LanguageModel.ts";
-import { estimateTokens } from "../../providers/usage.ts";
-import { blankUserModel } from "../../store/userModels.ts";
+import type { ChatMessage, ChatRole } from "../../providers/index.ts";
+import { estimateTokens } from "../../providers/index.ts";
+import { blankUserModel } from "./userModelText.ts";
 import { formatIntuition, type Whisper } from "../daimonicIntuition.ts";
 import { regionOf, DEFAULT_REGION, type Memory } from "../Memory.ts";
 import { fenceBlock, fenceUntrusted, neutralizeTags, type CognitiveTag } from "../taggedXml.ts";

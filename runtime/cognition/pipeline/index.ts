@@ -63,3 +63,4 @@ export {
   type PipelineMarker,
   type PipelineMemoryKind,
 } from "./pipelineMemory.ts";
+export { blankUserModel, USER_MODEL_SECTIONS } from "./userModelText.ts";

@@ -7,7 +7,7 @@
  * default, resolved through its registry and selector like any cognitive step, with usage
  * reported to its `onUsage`.
  */
-import type { CompletionRequest, Usage } from "../../providers/LanguageModel.ts";
+import type { CompletionRequest, Usage } from "../../providers/index.ts";
 import { chunkQueue } from "../chunkQueue.ts";
 import { combineSignals, currentCognition, reportUsage, resolveStepModel } from "../CognitionContext.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";

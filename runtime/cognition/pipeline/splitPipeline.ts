@@ -9,7 +9,7 @@
  * It costs more tokens and latency than unified mode (the context is sent once per step);
  * use it to route steps or with a model that cannot keep several sections apart.
  */
-import { addUsage, zeroUsage } from "../../providers/LanguageModel.ts";
+import { addUsage, zeroUsage } from "../../providers/index.ts";
 import { currentCognition, reportUsage, resolveStepModel } from "../CognitionContext.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import { assemblePrompt, type AssembledPrompt, type EarlierStep } from "./assemblePrompt.ts";

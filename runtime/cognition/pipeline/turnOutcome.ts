@@ -4,7 +4,7 @@
  * state after the update and any process transition, and the result callers act on (speak
  * the dialogue, save the user model, consume the whisper).
  */
-import type { Usage } from "../../providers/LanguageModel.ts";
+import type { Usage } from "../../providers/index.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import type { AssembledPrompt, PromptSection } from "./assemblePrompt.ts";
 import type { UserModelInjectionReason } from "./gating.ts";

@@ -15,7 +15,7 @@ import {
   type GateDecision,
   type SkillGateHandle,
 } from "../../../actors/gate/index.ts";
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import {
   clusterSubjects,
   decodeDeadLetter,

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateChain, remoteGate, startSkillGate, type SkillGateHandle } from "../../../actors/gate/index.ts";
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import { clusterSubjects, connectNatsBus, decodeEnvelope, encodeEnvelope, makeEnvelope, type Bus, type DurableMessage } from "../../../runtime/bus/index.ts";
 import { inboxPrefixFor, natsServerConfig, type NatsUserSpec } from "../../../runtime/bus/permissions/index.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";

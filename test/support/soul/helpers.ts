@@ -1,4 +1,4 @@
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import type { Soul } from "../../../actors/soul/createSoul.ts";
 import type { SoulEvent } from "../../../actors/soul/SoulEvent.ts";
 

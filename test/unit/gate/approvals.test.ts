@@ -11,8 +11,8 @@ import {
   type GateDecision,
   type HeldProposal,
 } from "../../../actors/gate/index.ts";
-import type { Outlet } from "../../../actors/soul/outlet.ts";
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Outlet } from "../../../actors/vocabulary/outlet.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import type { Store } from "../../../runtime/store/index.ts";
 import { tempStores } from "../../support/store/tempStore.ts";
 import { proposal } from "./support.ts";

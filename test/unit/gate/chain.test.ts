@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chainVerdict, createGateChain, hold, intercept, type Gate, type GateDecision } from "../../../actors/gate/index.ts";
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import { proposal, spyGate } from "./support.ts";
 
 describe("gate chain", () => {

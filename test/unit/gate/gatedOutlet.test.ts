@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bouncer, createGateChain, GateDispatchError, gatedOutlet, intercept, isGateIntercept, lengthGate, type Gate, type GateDecision } from "../../../actors/gate/index.ts";
-import type { Outlet } from "../../../actors/soul/outlet.ts";
-import { isInterception, type Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Outlet } from "../../../actors/vocabulary/outlet.ts";
+import { isInterception, type Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import { fakeSecrets, proposal } from "./support.ts";
 
 function innerOutlet() {

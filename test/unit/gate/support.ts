@@ -1,4 +1,4 @@
-import type { Proposal } from "../../../actors/soul/Proposal.ts";
+import type { Proposal } from "../../../actors/vocabulary/Proposal.ts";
 import type { Gate, GateVerdict } from "../../../actors/gate/index.ts";
 
 let seq = 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createActor, setup, type InspectionEvent } from "xstate";
-import { runInTurn } from "../../../actors/soul/turnScope.ts";
+import { runInTurn } from "../../../actors/vocabulary/turnScope.ts";
 import { runIsm, type IsmAction, type IsmOutput } from "../../../actors/ism/index.ts";
 import { choice, fakeTurn, memory, scriptedModel, withModel } from "./support.ts";
 

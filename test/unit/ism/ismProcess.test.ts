@@ -5,8 +5,8 @@ import { runWithCognition } from "../../../runtime/cognition/CognitionContext.ts
 import { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
 import { createOfflineModel } from "../../../runtime/providers/offline.ts";
 import { ModelRegistry } from "../../../runtime/providers/registry.ts";
-import type { MentalProcess } from "../../../actors/soul/MentalProcess.ts";
-import { currentTurn, runInTurn } from "../../../actors/soul/turnScope.ts";
+import type { MentalProcess } from "../../../actors/vocabulary/MentalProcess.ts";
+import { currentTurn, runInTurn } from "../../../actors/vocabulary/turnScope.ts";
 import {
   DONE_ACTION,
   ISM_PROCESS,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { currentCognition } from "../../../runtime/cognition/CognitionContext.ts";
 import { createCognitiveStep } from "../../../runtime/cognition/createCognitiveStep.ts";
 import type { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
-import { currentTurn, runInTurn } from "../../../actors/soul/turnScope.ts";
+import { currentTurn, runInTurn } from "../../../actors/vocabulary/turnScope.ts";
 import { implicitSemanticMachine, runIsm, type IsmAction } from "../../../actors/ism/index.ts";
 import { choice, fakeTurn, memory, perception, scriptedModel, withModel } from "./support.ts";
 

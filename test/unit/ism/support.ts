@@ -8,8 +8,8 @@ import { WorkingMemory } from "../../../runtime/cognition/WorkingMemory.ts";
 import { createCompletionStream } from "../../../runtime/providers/completionStream.ts";
 import { zeroUsage, type CompletionRequest, type LanguageModel } from "../../../runtime/providers/LanguageModel.ts";
 import { ModelRegistry } from "../../../runtime/providers/registry.ts";
-import type { Perception } from "../../../actors/soul/Perception.ts";
-import type { TurnScope } from "../../../actors/soul/turnScope.ts";
+import type { Perception } from "../../../actors/vocabulary/Perception.ts";
+import type { TurnScope } from "../../../actors/vocabulary/turnScope.ts";
 
 export type ScriptedAnswer = string | ((request: CompletionRequest) => string);
 

@@ -1,4 +1,4 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import type { Perception } from "./Perception.ts";
 
 /** Static props handed to a process by the transition that chose it (`{ wasProvoked: true }`). */
