@@ -18,7 +18,7 @@
  * itself.
  */
 import type { Perception } from "../vocabulary/index.ts";
-import type { InboxRecord } from "../../runtime/store/types.ts";
+import type { InboxRecord } from "../../runtime/store/index.ts";
 
 export const MAX_HELD = 16;
 

@@ -1,4 +1,4 @@
-import type { OutboxEntry } from "../../runtime/store/types.ts";
+import type { OutboxEntry } from "../../runtime/store/index.ts";
 import type { Clock } from "./scheduler.ts";
 
 /** The first wait before a failed delivery is tried again; it doubles with each failure. */

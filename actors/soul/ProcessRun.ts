@@ -1,5 +1,5 @@
 import type { ActorRefFrom, AnyActorLogic, InputFrom } from "xstate";
-import type { KvReadEntry, ScheduledEntry } from "../../runtime/store/types.ts";
+import type { KvReadEntry, ScheduledEntry } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception } from "../vocabulary/index.ts";
 import type { Clock } from "./scheduler.ts";

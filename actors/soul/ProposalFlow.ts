@@ -1,4 +1,4 @@
-import type { ActorStore, OutboxEntry } from "../../runtime/store/types.ts";
+import type { ActorStore, OutboxEntry } from "../../runtime/store/index.ts";
 import type { Outlet } from "../vocabulary/index.ts";
 import { OutboxDelivery } from "./OutboxDelivery.ts";
 import type { Perception } from "../vocabulary/index.ts";

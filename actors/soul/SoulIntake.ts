@@ -16,7 +16,7 @@
  * its turn had begun: the caller was never told it was taken.
  */
 import type { Actor } from "xstate";
-import type { ActorStore } from "../../runtime/store/types.ts";
+import type { ActorStore } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { MAX_HELD, type HeldPerceptions } from "./HeldPerceptions.ts";
 import type { Perception, PerceptionInput } from "../vocabulary/index.ts";

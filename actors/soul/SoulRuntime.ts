@@ -1,10 +1,10 @@
 import type { SoulStatus } from "./SoulStatus.ts";
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
-import { runWithCognition, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { ActorStore, KvReadEntry, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/types.ts";
-import { sanitizeWhisper } from "../../runtime/cognition/sanitizeWhisper.ts";
-import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/daimonicIntuition.ts";
-import type { IsmMachineInput } from "../ism/ismContext.ts";
+import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
+import type { ActorStore, KvReadEntry, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/index.ts";
+import { sanitizeWhisper } from "../../runtime/cognition/index.ts";
+import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/index.ts";
+import type { IsmMachineInput } from "../ism/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";

@@ -6,7 +6,7 @@
  * Why its own file: a schedule lives across restarts and has its own small life (armed,
  * fired, spent, dropped), apart from the turns that make it.
  */
-import type { ActorStore, ScheduledEntry } from "../../runtime/store/types.ts";
+import type { ActorStore, ScheduledEntry } from "../../runtime/store/index.ts";
 import type { PerceptionInput } from "../vocabulary/index.ts";
 import { scheduledPerception } from "./perceptionInput.ts";
 import { Scheduler, type Clock } from "./scheduler.ts";

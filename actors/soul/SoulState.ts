@@ -1,6 +1,6 @@
-import type { Memory } from "../../runtime/cognition/Memory.ts";
-import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { ActorState } from "../../runtime/store/types.ts";
+import type { Memory } from "../../runtime/cognition/index.ts";
+import { WorkingMemory, type SerializedWorkingMemory } from "../../runtime/cognition/index.ts";
+import type { ActorState } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "../vocabulary/index.ts";
 import { restingProcessOf } from "./restingSnapshot.ts";

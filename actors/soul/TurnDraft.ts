@@ -1,5 +1,5 @@
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { KvWrite, ScheduledEntry } from "../../runtime/store/types.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { KvWrite, ScheduledEntry } from "../../runtime/store/index.ts";
 import type { ProcessParams } from "../vocabulary/index.ts";
 import type { ProposalKind } from "../vocabulary/index.ts";
 import type { SoulState } from "./SoulState.ts";

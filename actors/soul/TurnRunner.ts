@@ -1,9 +1,9 @@
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { TurnCommit } from "../../runtime/store/types.ts";
-import { DAIMONIC_WHISPER_KEY, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "../../runtime/cognition/daimonicIntuition.ts";
-import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/ismProcess.ts";
-import type { IsmMachineInput } from "../ism/ismContext.ts";
-import type { IsmOutput } from "../ism/types.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { TurnCommit } from "../../runtime/store/index.ts";
+import { DAIMONIC_WHISPER_KEY, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "../../runtime/cognition/index.ts";
+import { isIsmProcess, ISM_PROCESS, type IsmProcessMarker } from "../ism/index.ts";
+import type { IsmMachineInput } from "../ism/index.ts";
+import type { IsmOutput } from "../ism/index.ts";
 import type { DeclaredProcess, SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams, ProcessResult } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";

@@ -1,7 +1,7 @@
 import type { ActorOptions } from "xstate";
-import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
-import type { ActorStore } from "../../runtime/store/types.ts";
+import type { CognitionContext } from "../../runtime/cognition/index.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
+import type { ActorStore } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { createInProcessOutlet, type Outlet } from "../vocabulary/index.ts";
 import type { PerceptionInput } from "../vocabulary/index.ts";

@@ -1,4 +1,4 @@
-import { parseModelName } from "../../runtime/providers/registry.ts";
+import { parseModelName } from "../../runtime/providers/index.ts";
 import { defaultMemoryIntegrator } from "./memoryIntegrator.ts";
 import type { MemoryIntegrator, MentalProcess, ProcessRef } from "../vocabulary/index.ts";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { ScheduledEntry } from "../../runtime/store/types.ts";
-import { userModelKey, userModelPrefix, userOfModelKey } from "../../runtime/store/userModelKeys.ts";
-import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/store/userModels.ts";
+import type { ScheduledEntry } from "../../runtime/store/index.ts";
+import { userModelKey, userModelPrefix, userOfModelKey } from "../../runtime/store/index.ts";
+import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/store/index.ts";
 import type { MentalProcess, ProcessParams, ProcessRef } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";
 import { requireRun, TurnCancelledError, type ProcessRun } from "./ProcessRun.ts";

@@ -6,7 +6,7 @@ import type {
   OutboxEntry,
   ScheduledEntry,
   TurnCommit,
-} from "../../runtime/store/types.ts";
+} from "../../runtime/store/index.ts";
 
 /**
  * An ActorStore that keeps everything in memory: for benchmarks that measure the soul

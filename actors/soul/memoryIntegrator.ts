@@ -1,5 +1,5 @@
-import type { InputMemory } from "../../runtime/cognition/Memory.ts";
-import type { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import type { InputMemory } from "../../runtime/cognition/index.ts";
+import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import type { MemoryIntegratorArgs } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";
 

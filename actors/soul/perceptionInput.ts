@@ -1,5 +1,5 @@
 import { nextUlid } from "../../runtime/bus/index.ts";
-import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import type { ScheduledEntry } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
 

@@ -5,7 +5,7 @@
  * It exists apart from the turn runner because both the main processes and the subprocesses
  * return the same shapes, and the checks (and their messages) are a contract of their own.
  */
-import { WorkingMemory } from "../../runtime/cognition/WorkingMemory.ts";
+import { WorkingMemory } from "../../runtime/cognition/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams, ProcessResult, TransitionOptions } from "../vocabulary/index.ts";
 import { TurnError } from "./TurnError.ts";

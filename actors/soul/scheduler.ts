@@ -1,4 +1,4 @@
-import type { ScheduledEntry } from "../../runtime/store/types.ts";
+import type { ScheduledEntry } from "../../runtime/store/index.ts";
 
 /**
  * Time as the soul sees it. Injected so tests can move time forward instead of sleeping;

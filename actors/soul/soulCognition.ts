@@ -1,4 +1,4 @@
-import { defaultCognitionContext, type CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
+import { defaultCognitionContext, type CognitionContext } from "../../runtime/cognition/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 
 /**

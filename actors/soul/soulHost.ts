@@ -1,7 +1,7 @@
 import { createStore } from "@xstate/store";
 import type { ActorOptions } from "xstate";
-import type { CognitionContext } from "../../runtime/cognition/CognitionContext.ts";
-import type { ActorStore } from "../../runtime/store/types.ts";
+import type { CognitionContext } from "../../runtime/cognition/index.ts";
+import type { ActorStore } from "../../runtime/store/index.ts";
 import { createSoul, type ActorStoreProvider, type Soul } from "./createSoul.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Outlet } from "../vocabulary/index.ts";
@@ -77,8 +77,8 @@ export interface SoulHost {
  * only its LMDB state; the next perception brings it back exactly as it was. A passivated
  * soul with a scheduled event gets a wake-up timer, so the event still fires on time.
  */
-export function createSoulHost(options: SoulHostOptions): SoulHost {
-  const clock = options.clock ?? systemClock;
+/** What the host needs to make any of its souls: per-soul options resolved from the host's. */
+function soulMaker(options: SoulHostOptions, clock: Clock): { storeOf: (id: string) => ActorStore; make: (id: string) => Soul } {
   const storeOf = (id: string): ActorStore =>
     typeof options.store === "function" ? options.store(id) : options.store.actor(id);
   const blueprintOf = (id: string): SoulBlueprint =>
@@ -87,6 +87,23 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
     const max = typeof options.maxQueued === "function" ? options.maxQueued(id) : options.maxQueued;
     return max !== undefined ? { maxQueued: max } : {};
   };
+  const make = (id: string): Soul =>
+    createSoul({
+      blueprint: blueprintOf(id),
+      id,
+      store: storeOf(id),
+      clock,
+      ...(options.outlet ? { outlet: options.outlet } : {}),
+      ...(options.cognition ? { cognition: options.cognition } : {}),
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+      ...maxQueuedOf(id),
+    });
+  return { storeOf, make };
+}
+
+export function createSoulHost(options: SoulHostOptions): SoulHost {
+  const clock = options.clock ?? systemClock;
+  const { storeOf, make } = soulMaker(options, clock);
   const registry = createSoulRegistry();
   const live = new Map<string, Soul>();
   const passivating = new Map<string, Promise<void>>();
@@ -98,16 +115,7 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       clock.clearTimeout(wake);
       wakeups.delete(id);
     }
-    const soul = createSoul({
-      blueprint: blueprintOf(id),
-      id,
-      store: storeOf(id),
-      clock,
-      ...(options.outlet ? { outlet: options.outlet } : {}),
-      ...(options.cognition ? { cognition: options.cognition } : {}),
-      ...(options.inspect ? { inspect: options.inspect } : {}),
-      ...maxQueuedOf(id),
-    });
+    const soul = make(id);
     live.set(id, soul);
     registry.trigger.activated({ id, at: clock.now() });
     options.onActivate?.(soul);

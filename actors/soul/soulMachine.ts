@@ -1,7 +1,7 @@
 import { assign, fromPromise, sendTo, setup, type EventObject, type SnapshotFrom } from "xstate";
-import { ismMachine } from "../ism/ismMachine.ts";
-import { isIsmProcess } from "../ism/ismProcess.ts";
-import type { IsmOutput } from "../ism/types.ts";
+import { ismMachine } from "../ism/index.ts";
+import { isIsmProcess } from "../ism/index.ts";
+import type { IsmOutput } from "../ism/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { ProcessParams } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";

@@ -6,8 +6,8 @@
  * It exists apart from the machine because one machine serves every soul of a blueprint: the
  * machine decides what runs when, and reaches the soul's own runtime through this binding.
  */
-import type { IsmMachineInput } from "../ism/ismContext.ts";
-import type { IsmOutput } from "../ism/types.ts";
+import type { IsmMachineInput } from "../ism/index.ts";
+import type { IsmOutput } from "../ism/index.ts";
 import type { ProcessParams } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";
 

@@ -5,10 +5,11 @@
  * so after `npm start` the chat, the memory command and the next demo meet the same souls
  * in `./.ensoul/local`.
  *
- * It imports nothing heavy: the CLI names the default in its help without loading LMDB.
+ * The default path itself is the store's (runtime/store/defaultPath.ts), read through the
+ * store's index.ts like every import across folders.
  */
 import { join, resolve } from "node:path";
-import { DEFAULT_PATH } from "../store/defaultPath.ts";
+import { DEFAULT_PATH } from "../store/index.ts";
 
 /** The data directory of every command when none is given. */
 export const DEFAULT_DATA_DIR = DEFAULT_PATH;
