@@ -16,6 +16,9 @@
  * A soul holds at most MAX_HELD at once; past that they take the inbox path, so a soul
  * with a long queue and slow turns does not keep the server's unacknowledged window for
  * itself.
+ *
+ * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
+ * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import type { Perception } from "../vocabulary/index.ts";
 import type { InboxRecord } from "../../runtime/store/index.ts";

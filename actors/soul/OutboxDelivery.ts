@@ -1,3 +1,10 @@
+/**
+ * Delivery of a soul's committed outbox entries, one at a time in commit order; a failed entry
+ * stays at the head and is retried with backoff, and later entries wait behind it.
+ *
+ * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
+ * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
+ */
 import type { OutboxEntry } from "../../runtime/store/index.ts";
 import type { Clock } from "./scheduler.ts";
 

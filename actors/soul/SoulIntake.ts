@@ -14,6 +14,9 @@
  * before the commit that marks it done, which LMDB writes after it. A process that dies
  * before the inbox write lands loses the perception as it always would have, whether or not
  * its turn had begun: the caller was never told it was taken.
+ *
+ * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
+ * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import type { Actor } from "xstate";
 import type { ActorStore } from "../../runtime/store/index.ts";

@@ -5,6 +5,9 @@
  * Why its own file: the order is the whole point, and it is easier to keep right in one
  * small place than spread through the runtime. Each write counts as busy until it settles,
  * so the soul is not idle while one is under way.
+ *
+ * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
+ * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 const noop = () => undefined;
 

@@ -33,6 +33,9 @@
  * nothing is refused, redelivered or dead-lettered for it. On JetStream a waiting lane gives
  * up its in-flight slots, so other souls go on; what finally stops the server delivering is
  * the consumer's `max_ack_pending`, once that many are unacked.
+ *
+ * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
+ * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import {
   AckPolicy,
