@@ -1,21 +1,18 @@
-import type { SoulStatus } from "./SoulStatus.ts";
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
-import type { ActorStore, KvReadEntry, OutboxEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/index.ts";
-import { sanitizeWhisper } from "../../runtime/cognition/index.ts";
-import { DAIMONIC_WHISPER_KEY, type DaimonicWhisper } from "../../runtime/cognition/index.ts";
+import type { ActorStore, KvReadEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/index.ts";
 import type { IsmMachineInput } from "../ism/index.ts";
+import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
-import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
-import type { ProcessRun, RunHost } from "./ProcessRun.ts";
-import type { Proposal } from "../vocabulary/index.ts";
-import { ProposalFlow } from "./ProposalFlow.ts";
 import { HeldPerceptions } from "./HeldPerceptions.ts";
-import { soulCognition } from "./soulCognition.ts";
-import type { Outlet } from "../vocabulary/index.ts";
-import type { Clock } from "./scheduler.ts";
-import type { SoulEvent } from "./SoulEvent.ts";
+import type { ProcessRun, RunHost } from "./ProcessRun.ts";
+import { ProposalFlow } from "./ProposalFlow.ts";
 import { restingSnapshot } from "./restingSnapshot.ts";
+import type { Clock } from "./scheduler.ts";
+import { soulCognition } from "./soulCognition.ts";
+import type { SoulEvent } from "./SoulEvent.ts";
+import { SoulEventFanout } from "./SoulEventFanout.ts";
+import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
 import { soulMachineOf, type SoulMachine } from "./soulMachine.ts";
 import {
   bindSoulMachineHost,
@@ -27,13 +24,14 @@ import {
   type SubprocessInput,
   type SubprocessOutput,
 } from "./soulMachineHost.ts";
-import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
-import { restoreSoulState, toActorState, type SoulState } from "./SoulState.ts";
 import { SoulSchedules } from "./SoulSchedules.ts";
+import { restoreSoulState, type SoulState } from "./SoulState.ts";
+import type { SoulStatus } from "./SoulStatus.ts";
+import { SoulWhispers } from "./SoulWhispers.ts";
 import { SoulWrites } from "./SoulWrites.ts";
 import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
-import { runInTurn } from "../vocabulary/index.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
+import { draftWrites, turnCommitOf, whisperCommit } from "./turnCommit.ts";
 import { TurnRunner, type TurnPlace } from "./TurnRunner.ts";
 
 export interface SoulRuntimeOptions {
@@ -48,9 +46,6 @@ export interface SoulRuntimeOptions {
   /** Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED, SoulQueueFull.ts). */
   maxQueued?: number;
 }
-
-/** As the node's whisper intake caps a whisper's source name. */
-const WHISPER_SOURCE_MAX_CHARS = 128;
 
 /**
  * A live soul: its machine actor, its committed state, and everything that moves data in and
@@ -74,17 +69,16 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #turns: TurnRunner;
   readonly #subprocesses: SubprocessPhase;
   readonly #children = new Set<AnyActorRef>();
-  readonly #eventListeners = new Set<(event: SoulEvent) => void>();
+  readonly #events: SoulEventFanout;
   readonly #proposals: ProposalFlow;
   readonly #held: HeldPerceptions;
   readonly #intake: SoulIntake;
   readonly #writes: SoulWrites;
   readonly #schedules: SoulSchedules;
+  readonly #whispers: SoulWhispers;
   #idleWaiters: (() => void)[] = [];
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
-  /** The write of the latest whisper taken (a new promise for each): what `keepWhisper` waits for. */
-  #whisperWrite: Promise<void> = Promise.resolve();
 
   constructor(options: SoulRuntimeOptions) {
     this.soulId = options.id;
@@ -93,7 +87,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.store = options.store;
     this.outlet = options.outlet;
     this.#cognition = options.cognition;
-    if (options.onEvent) this.#eventListeners.add(options.onEvent);
+    this.#events = new SoulEventFanout(this.soulId);
+    if (options.onEvent) this.#events.listen(options.onEvent);
     this.machine = soulMachineOf(options.blueprint);
     this.lastActivity = this.clock.now();
     this.#turns = new TurnRunner(this);
@@ -114,7 +109,15 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       writes: this.#writes,
       perceive: (input) => this.#intake.perceive(input, { own: true }),
       emit: (event) => this.emit(event),
-      failed: (err, id) => this.#emitError("schedule", err, id),
+      failed: (err, id) => this.#events.failed("schedule", err, id),
+    });
+
+    this.#whispers = new SoulWhispers({
+      soulId: this.soulId,
+      send: (content, source) => this.actor.send({ type: "WHISPER", content, source }),
+      store: (whisper) => this.#commit(() => whisperCommit(this.#state, this.machine, whisper)),
+      emit: (event) => this.emit(event),
+      commitFailed: (err) => this.#events.failed("commit", err),
     });
 
     const restored = restoreSoulState(this.blueprint, this.store.loadState());
@@ -157,41 +160,14 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return this.#intake.room();
   }
 
-  /**
-   * Keeps a daimon's whisper in soul memory `daimonicWhisper` until the next successful turn
-   * that answers an external perception recalls and consumes it (TurnRunner). Sanitised here,
-   * whoever sent it; one that is empty once sanitised is dropped with a `whisperIgnored` event.
-   * A later whisper replaces a pending one. Each is stored as a new object: the turn that
-   * recalls it consumes it only if that same object is still there when it commits.
-   */
+  /** The machine hands a whisper here (SoulWhispers.take). */
   whisper(content: string, source: string): void {
-    const from = sanitizeWhisper(typeof source === "string" ? source : "", { maxChars: WHISPER_SOURCE_MAX_CHARS }) || "daimon";
-    const text = sanitizeWhisper(content);
-    if (!text) {
-      this.emit({ type: "whisperIgnored", soulId: this.soulId, source: from, reason: "the whisper is empty once sanitised" });
-      this.#whisperWrite = Promise.resolve();
-      return;
-    }
-    const whisper: DaimonicWhisper = { content: text, source: from };
-    const write = this.#commit(() => {
-      const state = { ...this.#state, soulMemory: { ...this.#state.soulMemory, [DAIMONIC_WHISPER_KEY]: whisper } };
-      return { state, commit: { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) } };
-    }).then(() => this.emit({ type: "whisper", soulId: this.soulId, source: from }));
-    // Reported here whoever waits for it; `keepWhisper` hands the failure on to its caller.
-    write.catch((err: unknown) => this.#emitError("commit", err));
-    this.#whisperWrite = write;
+    this.#whispers.take(content, source);
   }
 
-  /**
-   * Sends the whisper through the machine (so an inspector sees it) and resolves once it is
-   * stored, or at once when it is ignored (empty once sanitised). Rejects when its commit
-   * failed: a whisper that is not in the store is not kept, and its sender must know.
-   */
+  /** Resolves once the whisper is stored (SoulWhispers.keep). */
   keepWhisper(content: string, source: string): Promise<void> {
-    const before = this.#whisperWrite;
-    this.actor.send({ type: "WHISPER", content, source });
-    if (this.#whisperWrite === before) return Promise.reject(new Error(`soul '${this.soulId}' did not take the whisper; it was not kept`));
-    return this.#whisperWrite;
+    return this.#whispers.keep(content, source);
   }
 
   /** Resolves once every write of the soul so far is durable (a whisper, a commit). */
@@ -200,8 +176,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   onEvent(listener: (event: SoulEvent) => void): () => void {
-    this.#eventListeners.add(listener);
-    return () => this.#eventListeners.delete(listener);
+    return this.#events.listen(listener);
   }
 
   onSpeech(listener: (proposal: Proposal) => void): () => void {
@@ -315,13 +290,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   emit(event: SoulEvent): void {
-    for (const listener of this.#eventListeners) {
-      try {
-        listener(event);
-      } catch {
-        // A failing listener must not break the soul it listens to.
-      }
-    }
+    this.#events.emit(event);
   }
 
   // ---- TurnServices -------------------------------------------------------------------
@@ -344,29 +313,19 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   async commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState> {
-    const createdAt = this.clock.now();
-    const outbox: OutboxEntry[] = proposals.map((p) => ({ id: p.id, target: "outlet", payload: p, createdAt }));
-    const schedulesPut = [...draft.schedulesPut.values()];
-    const schedulesDelete = [...draft.schedulesDelete];
-    const kv = [...draft.kvWrites];
-    if (extra.inboxDone !== undefined && this.#schedules.has(extra.inboxDone)) schedulesDelete.push(extra.inboxDone);
+    const done = extra.inboxDone;
+    const writes = draftWrites(draft, proposals, this.clock.now());
+    if (done !== undefined && this.#schedules.has(done)) writes.schedulesDelete.push(done);
     const state = await this.#commit(() => {
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
       const state = draft.applyTo(this.#state, draft.memory, place);
-      const commit: TurnCommit = { state: toActorState(state, restingSnapshot(this.machine, state.currentProcess, state.nextParams)) };
       // Decided now, in write order: a held perception demoted meanwhile is in the inbox already.
-      const record = extra.inboxDone === undefined ? undefined : this.#held.recordOf(extra.inboxDone);
-      if (record) commit.inboxRecord = record;
-      else if (extra.inboxDone !== undefined) commit.inboxDone = extra.inboxDone;
-      if (outbox.length) commit.outbox = outbox;
-      if (schedulesPut.length) commit.schedulesPut = schedulesPut;
-      if (schedulesDelete.length) commit.schedulesDelete = schedulesDelete;
-      if (kv.length) commit.kv = kv;
-      return { state, commit };
+      const record = done === undefined ? undefined : this.#held.recordOf(done);
+      return { state, commit: turnCommitOf(state, this.machine, writes, { record, done }) };
     });
-    if (extra.inboxDone !== undefined) this.#held.settle(extra.inboxDone);
-    this.#schedules.applied(schedulesPut, schedulesDelete);
-    if (outbox.length) this.#proposals.deliver(outbox);
+    if (done !== undefined) this.#held.settle(done);
+    this.#schedules.applied(writes.schedulesPut, writes.schedulesDelete);
+    if (writes.outbox.length) this.#proposals.deliver(writes.outbox);
     if (draft.expired) this.#expire();
     return state;
   }
@@ -382,7 +341,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       this.#held.settle(perception.id);
     } catch (err) {
       this.#held.release(perception.id, err);
-      this.#emitError("commit", err, perception.id);
+      this.#events.failed("commit", err, perception.id);
     }
   }
 
@@ -391,12 +350,12 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void {
-    if (this.#eventListeners.size) this.emit({ type: "transition", soulId: this.soulId, from, to, executeNow, perceptionId, turnId });
+    if (this.#events.heard) this.emit({ type: "transition", soulId: this.soulId, from, to, executeNow, perceptionId, turnId });
   }
 
   emitTurn(turn: number, process: string, perceptionId: string, startedAt: number, turnId: string): void {
     this.lastActivity = this.clock.now();
-    if (this.#eventListeners.size) {
+    if (this.#events.heard) {
       this.emit({ type: "turn", soulId: this.soulId, turn, process, perceptionId, durationMs: this.clock.now() - startedAt, turnId });
     }
   }
@@ -419,11 +378,6 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.#schedules.clear();
     this.actor.send({ type: "STOP" });
     this.#held.releaseAll("it expired");
-  }
-
-  #emitError(phase: "commit" | "deliver" | "schedule", err: unknown, perceptionId?: string): void {
-    const message = (err as Error)?.message ?? String(err);
-    this.emit({ type: "error", soulId: this.soulId, phase, message, ...(perceptionId ? { perceptionId } : {}) });
   }
 
   #machineFailed(err: unknown): void {

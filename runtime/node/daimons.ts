@@ -5,8 +5,9 @@
 import { assertDaimonMode, startDaimon, type DaimonHandle, type StartDaimonOptions } from "../../actors/daimon/index.ts";
 import type { Bus } from "../bus/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
-import type { resolveDaimon } from "./clusterConfig.ts";
+import { resolveDaimon } from "./clusterConfig.ts";
 import type { DaimonStatusEntry } from "./controlProtocol.ts";
+import type { NodePlan } from "./nodePlan.ts";
 
 export interface NodeDaimons {
   list(): DaimonStatusEntry[];
@@ -67,4 +68,13 @@ export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
       await Promise.all(handles.map((h) => h.stop()));
     },
   };
+}
+
+/** The daimons of the config whose soul this node hosts, with their personas (inline, read from their files, or the builtin's). */
+export function hostedDaimons({ config, hosted, loaded, blueprints }: NodePlan): StartDaimonsOptions["daimons"] {
+  return config.daimons.flatMap((entry, i) => {
+    if (!hosted.has(entry.soul)) return [];
+    const resolved = resolveDaimon(entry);
+    return [{ entry: resolved, persona: loaded.personas.get(i) ?? resolved.persona ?? "", soulName: blueprints.get(entry.soul)?.name ?? entry.soul }];
+  });
 }

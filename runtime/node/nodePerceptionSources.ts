@@ -12,10 +12,20 @@
  * an internal perception is not a reply to anything on `perceive`.
  */
 import type { ClusterSubjects, Bus } from "../bus/index.ts";
-import { startPerceptionSource, type PerceptionSource } from "./perceptionSources.ts";
+import { jetStreamPerceptionSource, type JetStreamSourceOptions } from "./jetStreamPerceptionSource.ts";
+import { busPerceptionSource, type PerceptionSource, type SourceOptions } from "./perceptionSources.ts";
 
-type SourceStart = Parameters<typeof startPerceptionSource>[1];
+type SourceStart = SourceOptions & { jetStream?: Omit<JetStreamSourceOptions, keyof SourceOptions | "bus"> };
 export type NodeSourceOptions = Omit<SourceStart, "filter" | "consumer">;
+
+/**
+ * One source: the node's own JetStream consumer when it joined a cluster on NATS (`jetStream`),
+ * else the bus's durable consumer (the in-process bus, or a Bus the caller handed in).
+ */
+function startPerceptionSource(bus: Bus, o: SourceStart): Promise<PerceptionSource> {
+  const { jetStream, ...source } = o;
+  return jetStream ? jetStreamPerceptionSource({ ...source, ...jetStream, bus }) : busPerceptionSource(bus, source);
+}
 
 export async function startNodePerceptionSources(bus: Bus, subjects: ClusterSubjects, nodeId: string, o: NodeSourceOptions): Promise<PerceptionSource> {
   const consumers = [

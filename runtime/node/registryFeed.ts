@@ -3,7 +3,8 @@
  * the live souls' state and the node's counters, batched (the node flushes them on a timer,
  * and in full for a status reply).
  *
- * It exists apart from the node's assembly because the batching is its own concern: a node
+ * It is the step of a node's start that makes its registry (`startRegistryStep`). The feed
+ * exists apart from the rest because the batching is its own concern: a node
  * activating a thousand souls, or taking in a thousand perceptions, must not copy the registry
  * a thousand times.
  */
@@ -11,7 +12,9 @@ import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
 import type { Store } from "../store/index.ts";
 import type { SoulConfig } from "./clusterConfig.ts";
 import type { NodeCounters, SoulRunStatus } from "./controlProtocol.ts";
-import type { NodeRegistry, RegistrySoul, SoulPatch } from "./nodeRegistry.ts";
+import { createNodeRegistry, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
+import type { NodePlan } from "./nodePlan.ts";
+import { soulsElsewhere } from "./soulPlacement.ts";
 
 /** The hosted souls as LMDB holds them: passivated (or expired) until they are activated. */
 export function initialRegistrySouls(hostedConfigs: readonly SoulConfig[], blueprints: ReadonlyMap<string, SoulBlueprint>, store: Store): RegistrySoul[] {
@@ -87,4 +90,33 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
     registry.trigger.stateChanged({ state: "stopped" });
   };
   return { dirty, activations, count, flush, markPassivated, markStopped };
+}
+
+const REGISTRY_FLUSH_MS = 100;
+
+export type RegistryFeed = ReturnType<typeof createRegistryFeed>;
+
+export interface NodeRegistryStep extends RegistryFeed {
+  readonly registry: NodeRegistry;
+  /** The souls in memory now, by id (the soul host adds them as it activates them). */
+  readonly live: Map<string, Soul>;
+  /** Stops the flush timer (the shutdown flushes once more itself). */
+  stopFlushing(): void;
+}
+
+/** The node's registry, filled from what LMDB holds, and its feed flushed on a timer. */
+export function startRegistryStep(plan: NodePlan, store: Store, busKind: string): NodeRegistryStep {
+  const { nodeId, config, placement, hostedConfigs, blueprints } = plan;
+  const registry = createNodeRegistry({
+    node: nodeId,
+    cluster: config.cluster,
+    bus: busKind,
+    souls: initialRegistrySouls(hostedConfigs, blueprints, store),
+    ...(placement === "assigned" ? { elsewhere: soulsElsewhere(config, nodeId) } : {}),
+  });
+  const live = new Map<string, Soul>();
+  const feed = createRegistryFeed(registry, live);
+  const flusher = setInterval(() => feed.flush(), REGISTRY_FLUSH_MS);
+  flusher.unref();
+  return { ...feed, registry, live, stopFlushing: () => clearInterval(flusher) };
 }

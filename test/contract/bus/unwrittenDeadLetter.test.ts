@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { acceptEnvelopes, clusterSubjects, connectNatsBus, createInProcessBus, decodeDeadLetter, streamName, type Bus } from "../../../runtime/bus/index.ts";
-import { jetStreamPerceptionSource } from "../../../runtime/node/perceptionSources.ts";
+import { jetStreamPerceptionSource } from "../../../runtime/node/jetStreamPerceptionSource.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 import { bytes, uniqueCluster, waitFor } from "./busContract.ts";

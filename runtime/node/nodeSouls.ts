@@ -1,0 +1,80 @@
+/**
+ * The step of a node's start that hosts its souls: the soul host that activates them from
+ * LMDB on demand and passivates the idle ones, the souls with work left from the last run
+ * brought back first, and the gate to every soul that closes when the node stops.
+ */
+import { createSoulHost, type Soul, type SoulHost, type SoulHostOptions } from "../../actors/soul/index.ts";
+import type { NodeGround } from "./nodeOpen.ts";
+import type { NodeOutput } from "./nodeOutput.ts";
+import type { NodePlan } from "./nodePlan.ts";
+import type { NodeRegistryStep } from "./registryFeed.ts";
+
+export interface NodeSouls {
+  readonly host: SoulHost;
+  /** The live soul (activated if it was passivated); rejects for a soul not hosted here, or once the node stops. */
+  soulOf(id: string): Promise<Soul>;
+  /** Brings back the souls with work left in LMDB, and resumes their approved proposals. */
+  resumeLeftovers(): Promise<void>;
+  /** No soul is handed out from now on, and idle souls are no longer passivated. */
+  closeDoors(): void;
+}
+
+export function hostNodeSouls(plan: NodePlan, { store }: NodeGround, feed: NodeRegistryStep, output: NodeOutput, inspect?: SoulHostOptions["inspect"]): NodeSouls {
+  const { nodeId, hosted, blueprints, hostedConfigs, config, report } = plan;
+  const { live, activations, dirty } = feed;
+  const host = createSoulHost({
+    store,
+    blueprint: (id) => {
+      const bp = blueprints.get(id);
+      if (!bp || !hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
+      return bp;
+    },
+    outlet: output.router,
+    cognition: output.cognition,
+    maxQueued: (id) => hosted.get(id)?.maxQueued ?? config.runtime.maxQueued,
+    ...(inspect ? { inspect } : {}),
+    onActivate: (soul) => {
+      live.set(soul.id, soul);
+      soul.onEvent((event) => output.onSoulEvent(event));
+      // Counted now, shown with the next flush: a node activating a thousand souls must not copy the registry a thousand times.
+      activations.set(soul.id, (activations.get(soul.id) ?? 0) + 1);
+      dirty.add(soul.id);
+    },
+  });
+  let stopping = false;
+
+  const { passivateAfterMs } = config.runtime;
+  const passivator =
+    passivateAfterMs > 0
+      ? setInterval(() => {
+          host
+            .passivateIdle(passivateAfterMs)
+            .then(feed.markPassivated)
+            .catch((err: unknown) => report(err, "passivating idle souls"));
+        }, Math.min(30_000, Math.max(50, Math.floor(passivateAfterMs / 2))))
+      : undefined;
+  passivator?.unref();
+
+  return {
+    host,
+    async soulOf(id) {
+      if (!hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
+      if (stopping) throw new Error(`node ${nodeId} is stopping`);
+      return host.get(id);
+    },
+    async resumeLeftovers() {
+      // Souls with work left from the last run come back first: what was in their inbox
+      // arrived before anything the consumer will deliver now.
+      for (const soul of hostedConfigs) {
+        const actor = store.actor(soul.id);
+        if (actor.pendingInbox().length || actor.pendingOutbox().length || actor.schedules().length) await host.get(soul.id);
+      }
+      for (const queue of output.approvals.values()) void queue.resume().catch((err: unknown) => report(err, "resuming approved proposals"));
+    },
+    closeDoors() {
+      stopping = true;
+      if (passivator) clearInterval(passivator);
+    },
+  };
+}
+
