@@ -3,11 +3,11 @@
  * runs it in the suite; `npx depcruise --config .dependency-cruiser.cjs actors runtime souls bridges`
  * runs it by hand). Each rule's name is what a wrong import reports.
  *
- * The layers: souls -> actors -> the runtime kernel (cognition, providers, bus, store).
+ * The layers: souls -> actors -> the runtime kernel (cognition, providers, bus, store, http).
  * Bridges import actors and the kernel. Only runtime/node, runtime/cli and runtime/inspect
  * compose everything.
  */
-const KERNEL = "^runtime/(cognition|providers|bus|store)/";
+const KERNEL = "^runtime/(cognition|providers|bus|store|http)/";
 const COMPOSERS = "^runtime/(node|cli|inspect)/";
 /** A top-level part: `actors/soul`, `runtime/bus`, `souls/claudius`, `bridges/slack`. */
 const PART = "^(actors|runtime|souls|bridges)/([^/]+)/";

@@ -69,6 +69,8 @@ export interface DaimonHandle {
   readonly actor: DaimonActor;
   readonly mode: DaimonMode;
   phase(): DaimonPhase;
+  /** How it divines: what `POST /api/whisper` asks when a bridge serves it for this daimon. */
+  readonly divine: Divination;
   /** Switches mode at run time; `off` drops the subscriptions at once, any other mode restores them. */
   setMode(mode: DaimonMode): void;
   /** Unsubscribes and stops the machine; an in-flight divination is aborted. */
@@ -235,6 +237,7 @@ export function startDaimon(options: StartDaimonOptions): DaimonHandle {
     name,
     soulId,
     actor,
+    divine,
     get mode() {
       return actor.getSnapshot().context.mode;
     },

@@ -50,6 +50,7 @@ export {
 } from "./whisperProtocol.ts";
 export {
   DaimonUnavailableError,
+  answerWhisper,
   divinationWhisperHandler,
   startWhisperEndpoint,
   type DivinationHandlerOptions,

@@ -6,10 +6,10 @@
  * missing or wrong bearer token, 404 any other path, 405 any other method, 413 a body over
  * 64 KiB, 503 the daimon is off, failed or took too long. Every whisper leaves sanitised.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { bearerDigest, bearerMatches, readBody, sendJson as send } from "../../runtime/http/index.ts";
 import type { Divination } from "./divination.ts";
 import { sanitizeWhisper } from "./sanitizeWhisper.ts";
 import type { TranscriptLine } from "./transcript.ts";
@@ -59,58 +59,6 @@ export interface WhisperEndpoint {
   close(): Promise<void>;
 }
 
-const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
-
-/** Digests have one length, so the compare is constant-time whatever the caller sent. */
-function bearerMatches(header: string | undefined, expected: Buffer): boolean {
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
-  const given = sha256(match ? match[1] : "");
-  return timingSafeEqual(given, expected) && match !== null;
-}
-
-function send(res: ServerResponse, status: number, body: unknown, close = false): void {
-  if (res.headersSent) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(text),
-    "Cache-Control": "no-store",
-    // The rest of an unread body is not worth reading: close instead of draining it.
-    ...(close ? { Connection: "close" } : {}),
-  });
-  res.end(text);
-}
-
-type Body = { ok: true; data: Buffer } | { ok: false; tooLarge: true };
-
-function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    req.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        settled = true;
-        resolve({ ok: false, tooLarge: true });
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (settled) return;
-      settled = true;
-      resolve({ ok: true, data: Buffer.concat(chunks) });
-    });
-    req.on("error", (error) => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    });
-  });
-}
-
 function toReply(answer: WhisperAnswer): WhisperReply {
   const raw = typeof answer === "string" ? { whisper: answer } : (answer ?? { whisper: "" });
   const whisper = sanitizeWhisper(typeof raw.whisper === "string" ? raw.whisper : "");
@@ -137,12 +85,48 @@ function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number, o
   });
 }
 
-/** Serves `POST /api/whisper` until closed. */
-export async function startWhisperEndpoint(options: WhisperEndpointOptions): Promise<WhisperEndpoint> {
-  const expected = sha256(assertToken(options.token, "whisper endpoint"));
-  const host = options.host ?? "127.0.0.1";
+/**
+ * Answers one whisper request whose path and bearer token are already checked: the body read
+ * (at most WHISPER_MAX_BODY_BYTES) and validated, the handler asked within its timeout. The
+ * HTTP bridge serves the same endpoint with this.
+ */
+export async function answerWhisper(req: IncomingMessage, res: ServerResponse, options: Pick<WhisperEndpointOptions, "onWhisperRequest" | "available" | "handlerTimeoutMs" | "onError">): Promise<void> {
   const timeoutMs = options.handlerTimeoutMs ?? 10_000;
   const available = options.available ?? (() => true);
+  if (req.method !== "POST") {
+    res.setHeader("Allow", "POST");
+    return send(res, 405, { error: "method not allowed; use POST" }, true);
+  }
+  const body = await readBody(req, WHISPER_MAX_BODY_BYTES);
+  if (!body.ok) return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
+  let json: unknown;
+  try {
+    json = JSON.parse(body.data.toString("utf8"));
+  } catch {
+    return send(res, 400, { error: "body is not valid JSON" });
+  }
+  const parsed = whisperRequestSchema.safeParse(json);
+  if (!parsed.success) return send(res, 400, { error: `malformed whisper request: ${z.prettifyError(parsed.error).slice(0, 500)}` });
+  if (!available()) return send(res, 503, { error: "the daimon is off" });
+
+  // A client that hangs up stops the work it asked for.
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  try {
+    const answer = await withTimeout(async (signal) => options.onWhisperRequest(parsed.data, { signal }), timeoutMs, gone.signal);
+    send(res, 200, toReply(answer));
+  } catch (error) {
+    options.onError?.(error);
+    send(res, 503, { error: error instanceof DaimonUnavailableError ? error.message : "the daimon is unavailable" });
+  }
+}
+
+/** Serves `POST /api/whisper` until closed. */
+export async function startWhisperEndpoint(options: WhisperEndpointOptions): Promise<WhisperEndpoint> {
+  const expected = bearerDigest(assertToken(options.token, "whisper endpoint"));
+  const host = options.host ?? "127.0.0.1";
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://endpoint").pathname;
@@ -155,34 +139,7 @@ export async function startWhisperEndpoint(options: WhisperEndpointOptions): Pro
       res.setHeader("WWW-Authenticate", 'Bearer realm="ensoul-daimon"');
       return send(res, 401, { error: "missing or invalid bearer token" }, true);
     }
-    const declared = Number(req.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > WHISPER_MAX_BODY_BYTES) {
-      return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
-    }
-    const body = await readBody(req, WHISPER_MAX_BODY_BYTES);
-    if (!body.ok) return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
-    let json: unknown;
-    try {
-      json = JSON.parse(body.data.toString("utf8"));
-    } catch {
-      return send(res, 400, { error: "body is not valid JSON" });
-    }
-    const parsed = whisperRequestSchema.safeParse(json);
-    if (!parsed.success) return send(res, 400, { error: `malformed whisper request: ${z.prettifyError(parsed.error).slice(0, 500)}` });
-    if (!available()) return send(res, 503, { error: "the daimon is off" });
-
-    // A client that hangs up stops the work it asked for.
-    const gone = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    try {
-      const answer = await withTimeout(async (signal) => options.onWhisperRequest(parsed.data, { signal }), timeoutMs, gone.signal);
-      send(res, 200, toReply(answer));
-    } catch (error) {
-      options.onError?.(error);
-      send(res, 503, { error: error instanceof DaimonUnavailableError ? error.message : "the daimon is unavailable" });
-    }
+    await answerWhisper(req, res, options);
   }
 
   const server = createServer((req, res) => {

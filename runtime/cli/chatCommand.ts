@@ -8,7 +8,7 @@ import { openStore } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { watchShutdown } from "./shutdown.ts";
-import { runTerminalChat } from "./terminalChat.ts";
+import { runTerminalChat } from "../../bridges/terminal/index.ts";
 
 export interface ChatCommandOptions {
   soul?: string;

@@ -22,7 +22,7 @@ import { connectClusterBus, NatsUnreachableError, type NatsConnectOptions } from
 import { CliError } from "./CliError.ts";
 import { serversOf } from "./natsOptions.ts";
 import { watchShutdown } from "./shutdown.ts";
-import { runTerminalChat, type SpeechSink } from "./terminalChat.ts";
+import { runTerminalChat, type ChatSpeech } from "../../bridges/terminal/index.ts";
 
 export interface NatsChatOptions {
   soul: string;
@@ -42,7 +42,7 @@ export interface NatsChatOptions {
 
 interface PendingTurn {
   perceptionId: string;
-  sink: SpeechSink;
+  sink: ChatSpeech;
   /** Speech the finished turn will deliver; undefined until its `soul.turn` event. */
   expected?: Set<string>;
   delivered: Set<string>;
@@ -115,7 +115,7 @@ export interface BusChatOptions {
   input?: Readable;
   output?: Writable;
   interactive?: boolean;
-  /** Ends the chat after the line being answered (terminalChat.ts). */
+  /** Ends the chat after the line being answered (bridges/terminal). */
   stop?: AbortSignal;
   onInterrupt?: () => void;
 }

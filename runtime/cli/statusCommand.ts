@@ -30,6 +30,10 @@ export async function statusCommand(target: ClusterTarget & { waitMs: number; js
       }
       for (const d of s.daimons) print(target, `  daimon ${d.name} of ${d.soul}: ${d.mode}`);
       if (s.skillGates.length) print(target, `  serves skill gates: ${s.skillGates.join(", ")}`);
+      for (const b of s.bridges ?? []) {
+        const c = b.counters;
+        print(target, `  bridge ${b.name} (${b.type} → ${b.soul}): ${b.state}  ${c["perceptions"] ?? 0} perceptions  ${c["duplicates"] ?? 0} duplicates  ${c["ignored"] ?? 0} ignored  ${c["posted"] ?? 0} posted${b.lastError ? `  last error: ${b.lastError}` : ""}`);
+      }
     }
     return statuses;
   });

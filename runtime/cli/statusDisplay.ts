@@ -48,6 +48,7 @@ export function renderStatus(ctx: RegistryContext, where: string, rows = 20, now
   if (daimons.length) lines.push(`  daimons: ${daimons.map((d) => `${d.name} (${d.soul}) ${d.mode}`).join(", ")}`);
   const gates = Object.values(ctx.skillGates).filter((g) => g.serving);
   if (gates.length) lines.push(`  skill gates served: ${gates.map((g) => g.skill).join(", ")}`);
+  for (const b of Object.values(ctx.bridges)) lines.push(`  bridge ${b.name} (${b.type} → ${b.soul}): ${b.state}, ${b.counters["perceptions"] ?? 0} in, ${b.counters["posted"] ?? 0} posted`);
   return lines;
 }
 
@@ -85,6 +86,7 @@ export function startStatusDisplay(o: StatusDisplayOptions): StatusDisplay {
       const status = s.status === "running" ? "active" : s.status;
       keyed.push([`soul:${s.id}`, `${s.process}|${s.turns}|${status}`, `[${ctx.node}] ${s.id}: process ${s.process}, ${s.turns} turns, ${status}`]);
     }
+    for (const b of Object.values(ctx.bridges)) keyed.push([`bridge:${b.name}`, b.state, `[${ctx.node}] bridge ${b.name} (${b.type} → ${b.soul}): ${b.state}`]);
     for (const d of Object.values(ctx.daimons)) keyed.push([`daimon:${d.soul}/${d.name}`, d.mode, `[${ctx.node}] daimon ${d.name} of ${d.soul}: ${d.mode}`]);
     for (const [key, value, line] of keyed) {
       if (seen.get(key) === value) continue;

@@ -74,7 +74,9 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${nodeDataDir(options.data ?? loaded.config.data, node.id)}\n`,
   );
   if (inspection) out.write(`ensoul up: machines streamed to the Stately inspector at ${inspection.url}\n`);
-  if (loaded.config.bridges.length) out.write(`ensoul up: ${loaded.config.bridges.length} bridge(s) configured; bridges are reserved and not started yet\n`);
+  for (const b of Object.values(node.registry.getSnapshot().context.bridges)) {
+    out.write(`ensoul up: bridge ${b.name} (${b.type}, soul ${b.soul}): ${b.state}${b.url ? ` at ${b.url}` : ""}${b.state === "failed" && b.lastError ? `: ${b.lastError}` : ""}\n`);
+  }
   const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
   out.write(tty ? "" : `ensoul up: ready\n`);
 

@@ -26,6 +26,7 @@ import type { Bus, ClusterSubjects } from "../bus/index.ts";
 import type { Store } from "../store/index.ts";
 import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { hostedDaimons, startDaimons, type NodeDaimons } from "./daimons.ts";
+import { startNodeBridges, type NodeBridges } from "./nodeBridges.ts";
 import { startNodeControl, type NodeControl } from "./nodeControl.ts";
 import { openNodeInputs, type NodeInputs } from "./nodeInputs.ts";
 import { closeNodeGround, openNodeGround, type NodeGround } from "./nodeOpen.ts";
@@ -97,6 +98,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(() => daimons.stop());
 
   const inputs = await openNodeInputs(plan, ground, { feed, output, souls, nats: options.nats }, cleanups);
+  // Last: a bridge takes people's messages once everything that answers them runs.
+  const bridges = await startNodeBridges(plan, ground, { registry, daimons, ...inspect });
+  cleanups.push(() => bridges.stop());
 
   const memory = soulMemoryReader({ nodeId, hosted: plan.hosted, known: plan.known, store, live, blueprints: plan.blueprints });
   const status = (): NodeStatus => {
@@ -120,7 +124,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   registry.trigger.stateChanged({ state: "running" });
   control.beat();
 
-  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, daimons, inputs, control })));
+  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, daimons, inputs, bridges, control })));
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping: Promise<void> | undefined;
@@ -159,6 +163,7 @@ interface RunningNode {
   skillGates: readonly SkillGateHandle[];
   daimons: NodeDaimons;
   inputs: NodeInputs;
+  bridges: NodeBridges;
   control: NodeControl;
 }
 
@@ -167,6 +172,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
   const { feed, output, souls, inputs, control } = n;
   return [
     ["announcing the stop", () => (feed.registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
+    ["closing the bridges to new messages", () => n.bridges.closeIntake()],
     ["stopping the perception consumer", () => inputs.source.stop()],
     ["stopping the hearings", () => stopEach(inputs.hearings, (h) => h.stop(), (h) => `hearing ${h.name}`)],
     ["stopping the whispers", () => (inputs.whispers.unsubscribe(), inputs.whispers.closed)],
@@ -175,6 +181,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
     ["closing the soul host", () => (feed.flush(true), souls.host.close())],
     ["publishing what was said", () => output.busOutlet.settled()],
     ["publishing gate decisions", () => output.decisions.flush()],
+    ["stopping the bridges", () => n.bridges.stop()],
     ["stopping skill gates", () => stopEach(n.skillGates, (g) => g.stop(), (g) => `skill gate ${g.skill}`)],
     ["marking the souls stopped", () => (feed.stopFlushing(), feed.markStopped(hosted.keys()), control.beat())],
     ["stopping node control", () => control.stop()],

@@ -35,6 +35,17 @@ export interface DaimonStatusEntry {
   mode: string;
 }
 
+export interface BridgeStatusEntry {
+  name: string;
+  type: string;
+  soul: string;
+  /** connecting, online, reconnecting, stopping, stopped or failed. */
+  state: string;
+  counters: Record<string, number>;
+  lastError?: string;
+  url?: string;
+}
+
 export interface NodeStatus {
   node: string;
   cluster: string;
@@ -48,6 +59,8 @@ export interface NodeStatus {
   daimons: DaimonStatusEntry[];
   /** Skills this node serves as skill-gate actors. */
   skillGates: string[];
+  /** The bridges this node runs (absent from nodes older than the bridges). */
+  bridges?: BridgeStatusEntry[];
   /** Counters since start. */
   counters: NodeCounters;
   /**

@@ -2,7 +2,7 @@
  * The config's daimons, each on the node that hosts its soul, and their modes switched at
  * run time (`ensoul daimon <soul> <mode>`, or a `daimon` control request).
  */
-import { assertDaimonMode, startDaimon, type DaimonHandle, type StartDaimonOptions } from "../../actors/daimon/index.ts";
+import { assertDaimonMode, DaimonUnavailableError, divinationWhisperHandler, startDaimon, type DaimonHandle, type StartDaimonOptions, type WhisperRequestHandler } from "../../actors/daimon/index.ts";
 import type { Bus } from "../bus/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import { resolveDaimon } from "./clusterConfig.ts";
@@ -14,6 +14,8 @@ export interface NodeDaimons {
   /** Switches the soul's daimons (or the named one); returns their entries after the switch. */
   setMode(soulId: string, mode: string, name?: string): DaimonStatusEntry[];
   stop(): Promise<void>;
+  /** Answers `POST /api/whisper` with the soul's first daimon that is not off; undefined when it has none. */
+  whisperFor(soulId: string): WhisperRequestHandler | undefined;
 }
 
 export interface StartDaimonsOptions {
@@ -66,6 +68,14 @@ export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
     },
     async stop() {
       await Promise.all(handles.map((h) => h.stop()));
+    },
+    whisperFor(soulId) {
+      if (!handles.some((h) => h.soulId === soulId)) return undefined;
+      return (request, info) => {
+        const daimon = handles.find((h) => h.soulId === soulId && h.mode !== "off");
+        if (!daimon) throw new DaimonUnavailableError(`the daimons of soul '${soulId}' are off`);
+        return divinationWhisperHandler({ daimonName: daimon.name, divine: daimon.divine })(request, info);
+      };
     },
   };
 }

@@ -9,7 +9,7 @@
  * (`soulsPatched` with many souls at once) instead of triggering once per turn.
  */
 import { createStore } from "@xstate/store";
-import type { DaimonStatusEntry, NodeCounters, NodeStatus, SoulStatusEntry } from "./controlProtocol.ts";
+import type { BridgeStatusEntry, DaimonStatusEntry, NodeCounters, NodeStatus, SoulStatusEntry } from "./controlProtocol.ts";
 
 export interface RegistrySoul extends SoulStatusEntry {
   /** How often the soul was brought into memory since the node started. */
@@ -29,6 +29,8 @@ export interface RegistryContext {
   /** Keyed by `${soul}/${name}`. */
   daimons: Record<string, DaimonStatusEntry>;
   skillGates: Record<string, { skill: string; serving: boolean }>;
+  /** By bridge name. */
+  bridges: Record<string, BridgeStatusEntry>;
   counters: NodeCounters;
   /** NodeStatus.elsewhere: fixed by the config. */
   elsewhere?: Record<string, string[]>;
@@ -48,6 +50,7 @@ export function createNodeRegistry(init: { node: string; cluster: string; bus: s
       souls: Object.fromEntries(init.souls.map((s) => [s.id, s])),
       daimons: {},
       skillGates: {},
+      bridges: {},
       counters: { perceptions: 0, duplicates: 0, dead: 0, whispers: 0, heard: 0 },
       ...(init.elsewhere ? { elsewhere: init.elsewhere } : {}),
     } as RegistryContext,
@@ -68,6 +71,8 @@ export function createNodeRegistry(init: { node: string; cluster: string; bus: s
         return { ...ctx, daimons };
       },
       skillGateSet: (ctx, e: { skill: string; serving: boolean }) => ({ ...ctx, skillGates: { ...ctx.skillGates, [e.skill]: { skill: e.skill, serving: e.serving } } }),
+      // Wrapped: a store event's own `type` would overwrite the bridge's.
+      bridgeSet: (ctx, e: { bridge: BridgeStatusEntry }) => ({ ...ctx, bridges: { ...ctx.bridges, [e.bridge.name]: e.bridge } }),
       counted: (ctx, e: { delta: Partial<NodeCounters> }) => {
         const counters = { ...ctx.counters };
         for (const [k, v] of Object.entries(e.delta) as [keyof NodeCounters, number][]) counters[k] += v;
@@ -93,6 +98,7 @@ export function registryStatus(ctx: RegistryContext): NodeStatus {
     skillGates: Object.values(ctx.skillGates)
       .filter((g) => g.serving)
       .map((g) => g.skill),
+    bridges: Object.values(ctx.bridges).map((b) => ({ ...b, counters: { ...b.counters } })),
     counters: { ...ctx.counters },
     ...(ctx.elsewhere ? { elsewhere: ctx.elsewhere } : {}),
   };

@@ -1,10 +1,14 @@
+/**
+ * The terminal bridge: a person at a terminal talking to a soul (`ensoul chat`, on the
+ * in-process bus or over NATS). The CLI wires it to the soul; this file is the terminal side.
+ */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
 /** Sends one line to the soul; `say` is called for every piece of speech as it streams. */
-export type ChatTurn = (text: string, say: SpeechSink) => Promise<void>;
+export type ChatTurn = (text: string, say: ChatSpeech) => Promise<void>;
 
-export interface SpeechSink {
+export interface ChatSpeech {
   /** A streamed chunk of the speech with this id. */
   chunk(id: string, speaker: string, text: string): void;
   /** The whole speech, once final (after the gates). */
@@ -55,7 +59,7 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
 
   let turns = 0;
   const streamed = new Set<string>();
-  const sink: SpeechSink = {
+  const sink: ChatSpeech = {
     chunk(id, speaker, text) {
       if (!interactive) return;
       if (!streamed.has(id)) {

@@ -1,0 +1,198 @@
+/**
+ * A running bridge, whatever its platform: the machine that shows its connection, the policy
+ * that decides what the soul answers, the ledger that makes each message one perception and
+ * each reply one post, and the durable consumer on the soul's says subject that brings the
+ * soul's speech back.
+ *
+ * A platform (slack/, discord/, http/) connects, turns its events into PlatformMessages for
+ * `receive`, reports its connection with `connected` / `disconnected`, and hands the core a
+ * SpeechSink for what the soul says.
+ */
+import { createActor, type ActorOptions } from "xstate";
+import { decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer } from "../../runtime/bus/index.ts";
+import type { Store } from "../../runtime/store/index.ts";
+import { BridgeLedger } from "./BridgeLedger.ts";
+import { bridgeMachine, bridgeStateOf, type BridgeActor, type BridgeCounters } from "./bridgeMachine.ts";
+import { decide, type BridgePolicy } from "./bridgePolicy.ts";
+import { perceptionOf, type BridgeType, type Conversation, type PlatformMessage } from "./PlatformMessage.ts";
+import type { Speaker, SpeechSink } from "./SpeechSink.ts";
+
+export interface BridgeRuntimeOptions {
+  /** The bridge's name: `<type>-<soul>` unless the config names it. Its LMDB keys and its consumer are named after it. */
+  name: string;
+  type: BridgeType;
+  soul: string;
+  bus: Bus;
+  subjects: ClusterSubjects;
+  store: Store;
+  policy: BridgePolicy;
+  ackWaitMs?: number;
+  report(err: unknown, what: string): void;
+  inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
+}
+
+export type ReceiveResult =
+  | { status: "published"; id: string }
+  | { status: "duplicate"; id: string }
+  | { status: "ignored"; id: string; reason: string };
+
+export class BridgeRuntime {
+  readonly name: string;
+  readonly type: BridgeType;
+  readonly soul: string;
+  readonly actor: BridgeActor;
+  readonly ledger: BridgeLedger;
+  /** The bridge's address on the bus: `from` of its perceptions, `to` of the speech answering them. */
+  readonly address: string;
+  #sink: SpeechSink | undefined;
+  #closed = false;
+  #speech: DurableConsumer | undefined;
+
+  constructor(private readonly o: BridgeRuntimeOptions) {
+    this.name = o.name;
+    this.type = o.type;
+    this.soul = o.soul;
+    this.address = `bridge-${o.name}`;
+    this.ledger = new BridgeLedger(o.store, this.address);
+    this.actor = createActor(bridgeMachine, { input: { name: o.name, type: o.type, soul: o.soul }, id: this.address, ...(o.inspect ? { inspect: o.inspect } : {}) });
+    this.actor.start();
+  }
+
+  get state(): string {
+    return bridgeStateOf(this.actor.getSnapshot());
+  }
+
+  get counters(): BridgeCounters {
+    return this.actor.getSnapshot().context.counters;
+  }
+
+  count(counter: keyof BridgeCounters, by = 1): void {
+    this.actor.send({ type: "COUNT", counter, by });
+  }
+
+  connected(): void {
+    this.actor.send({ type: "CONNECTED" });
+  }
+
+  disconnected(reason: string): void {
+    this.actor.send({ type: "DISCONNECTED", reason });
+  }
+
+  failed(error: string): void {
+    this.actor.send({ type: "FAILED", error });
+  }
+
+  report(err: unknown, what: string): void {
+    this.actor.send({ type: "ERROR", error: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+    this.o.report(err, `bridge ${this.name}: ${what}`);
+  }
+
+  /**
+   * Starts following the soul's speech into `sink`, and publishes again the messages taken
+   * whose publish a crash cut short. Call once the platform side is ready to post.
+   */
+  async follow(sink: SpeechSink): Promise<void> {
+    this.#sink = sink;
+    await this.ledger.prune().catch((err: unknown) => this.report(err, "pruning the ledger"));
+    this.#speech = await this.o.bus.durable(this.o.subjects.says(this.soul), this.address, (msg) => this.#hear(msg.data), {
+      deliver: "new",
+      ...(this.o.ackWaitMs !== undefined ? { ackWaitMs: this.o.ackWaitMs } : {}),
+    });
+    for (const message of this.ledger.unpublished()) {
+      await this.#publish(message).catch((err: unknown) => this.report(err, `publishing ${message.id} again`));
+    }
+  }
+
+  /**
+   * A platform message: ignored by the policy (with an event saying why), a repeat of one
+   * already taken, or published as a perception. Resolves once the perception is stored on
+   * the bus (the platform may be told "received" then), rejects if it could not be.
+   */
+  async receive(message: PlatformMessage): Promise<ReceiveResult> {
+    // Refused, not dropped: the platform retries (Slack, an HTTP client) once a node takes it.
+    if (this.#closed) throw new Error(`bridge ${this.name} is stopping; the message was not taken`);
+    if (message.own) return { status: "ignored", id: message.id, reason: "the bridge's own message" };
+    this.count("received");
+    const taken = this.ledger.taken(message.id);
+    if (taken && !taken.unpublished) {
+      this.count("duplicates");
+      return { status: "duplicate", id: message.id };
+    }
+    if (!taken) {
+      const decision = decide(this.o.policy, message, message.thread !== undefined && this.ledger.inThread(message.channel, message.thread));
+      if (!decision.answer) {
+        await this.#ignored(message, decision.reason);
+        return { status: "ignored", id: message.id, reason: decision.reason };
+      }
+    }
+    await this.#publish(message);
+    return { status: "published", id: message.id };
+  }
+
+  /** Takes no platform message from now on (a node stopping: its souls finish, their speech still goes out). */
+  closeIntake(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * Forgets a message whose perception could not be published, for a platform whose caller
+   * was told so and retries on its own (HTTP): the next start must not publish it behind its back.
+   */
+  async retract(perceptionId: string): Promise<void> {
+    const taken = this.ledger.taken(perceptionId);
+    if (taken?.unpublished) await this.ledger.forget(perceptionId);
+  }
+
+  /** Stops following speech (what is in flight is posted first) and stops the machine. */
+  async stop(): Promise<void> {
+    this.actor.send({ type: "STOP" });
+    await this.#speech?.stop();
+    await this.#sink?.close?.();
+    this.actor.send({ type: "STOPPED" });
+  }
+
+  async #publish(message: PlatformMessage): Promise<void> {
+    const conversation: Conversation = {
+      platform: message.platform,
+      channel: message.channel,
+      messageId: message.messageId,
+      direct: message.direct,
+      ...(message.thread !== undefined ? { thread: message.thread } : {}),
+    };
+    // Taken before it is published: the speech answering it must find its conversation, and a
+    // publish cut short is done again (at the next start, or when the platform retries).
+    const env = perceptionOf(message, this.soul, this.address);
+    await this.ledger.take(message.id, conversation, message);
+    try {
+      await this.o.bus.publish(this.o.subjects.perceive(this.soul), encodeEnvelope(env), { msgId: env.id });
+    } catch (err) {
+      // Told to the platform as a failure: it retries (Slack, an HTTP client), or the next start publishes it.
+      this.report(err, `publishing perception ${message.id}`);
+      throw err;
+    }
+    await this.ledger.take(message.id, conversation);
+    this.count("perceptions");
+    this.#sink?.thinking?.(message.id, conversation);
+  }
+
+  async #ignored(message: PlatformMessage, reason: string): Promise<void> {
+    this.actor.send({ type: "IGNORED", reason });
+    const data = { bridge: this.name, platform: message.platform, channel: message.channel, messageId: message.messageId, userId: message.userId, reason, ...(message.thread !== undefined ? { thread: message.thread } : {}) };
+    const env = makeEnvelope("event", this.address, this.soul, { type: "bridge.ignored", data }, { causation: message.id });
+    await this.o.bus.publish(this.o.subjects.events(this.soul), encodeEnvelope(env)).catch((err: unknown) => this.report(err, "publishing a bridge.ignored event"));
+  }
+
+  async #hear(data: Uint8Array): Promise<void> {
+    const decoded = decodeEnvelope(data);
+    if (!decoded.ok || !isKind(decoded.envelope, "speech")) return;
+    const env = decoded.envelope;
+    const perception = env.causation;
+    const taken = perception !== undefined ? this.ledger.taken(perception) : undefined;
+    // Speech answering someone else (another bridge, a terminal, a soul hearing this one).
+    if (!taken || perception === undefined || !this.#sink) return;
+    const speaker: Speaker = env.from === this.soul ? { kind: "soul" } : { kind: "daimon", name: env.from.replace(/^daimon-/, "") };
+    const speech = { id: env.body.proposalId, perception, text: env.body.text, final: env.body.final, speaker, ...(env.body.chunk !== undefined ? { chunk: env.body.chunk } : {}) };
+    if (speech.final) await this.#sink.final(speech, taken.conversation);
+    else this.#sink.chunk(speech, taken.conversation);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What a node gives a bridge to start it, and what it gets back. Each platform folder exports
+ * one `start` of this shape; bridges/index.ts picks it by the config entry's `type`.
+ */
+import type { ActorOptions } from "xstate";
+import type { WhisperRequestHandler } from "../../actors/daimon/index.ts";
+import type { Bus, ClusterSubjects } from "../../runtime/bus/index.ts";
+import type { Store } from "../../runtime/store/index.ts";
+import type { bridgeMachine, BridgeCounters } from "./bridgeMachine.ts";
+import type { BridgeRuntime } from "./BridgeRuntime.ts";
+import type { BridgeType } from "./PlatformMessage.ts";
+
+/** A `bridges` entry of the cluster config: `{type, soul, node?, options?}`. */
+export interface BridgeEntry {
+  type: BridgeType;
+  soul: string;
+  node?: string;
+  options?: Record<string, unknown>;
+}
+
+export interface BridgeStartContext {
+  entry: BridgeEntry;
+  /** Unique on the node: `<type>-<soul>`, or `options.name`. */
+  name: string;
+  bus: Bus;
+  subjects: ClusterSubjects;
+  store: Store;
+  /** Where tokens are read (`SLACK_BOT_TOKEN`, `DISCORD_TOKEN`, `ENSOUL_HTTP_TOKEN`...). Never printed. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The soul's display name (the bot's name where the platform lets a bridge choose it). */
+  soulName: string;
+  report(err: unknown, what: string): void;
+  log(line: string): void;
+  inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
+  /** Answers `POST /api/whisper` for the soul, when it has a daimon (the HTTP bridge serves it). */
+  whisper?: WhisperRequestHandler;
+}
+
+export interface BridgeStatus {
+  name: string;
+  type: BridgeType;
+  soul: string;
+  state: string;
+  counters: BridgeCounters;
+  lastError?: string;
+  /** Where it listens, for bridges that serve HTTP. */
+  url?: string;
+}
+
+export interface BridgeHandle {
+  readonly name: string;
+  readonly runtime: BridgeRuntime;
+  status(): BridgeStatus;
+  stop(): Promise<void>;
+}
+
+export type StartBridge = (ctx: BridgeStartContext) => Promise<BridgeHandle>;
+
+/** The status of a runtime, with what the platform adds. */
+export function statusOf(runtime: BridgeRuntime, extra: Partial<BridgeStatus> = {}): BridgeStatus {
+  const context = runtime.actor.getSnapshot().context;
+  return { name: runtime.name, type: runtime.type, soul: runtime.soul, state: runtime.state, counters: context.counters, ...(context.lastError ? { lastError: context.lastError } : {}), ...extra };
+}

@@ -1,0 +1,80 @@
+/**
+ * The HTTP bridge: a soul on the web, for any client that speaks HTTP (docs/HTTP.md). Its
+ * "platform" is this node's own server, so it is online once it listens. Bridges on the same
+ * host and port share one server.
+ */
+import { BridgeRuntime, DEFAULT_POLICY, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
+import { HttpBridgeServer } from "./HttpBridgeServer.ts";
+import { parseHttpOptions } from "./httpOptions.ts";
+import { SpeechLog } from "./SpeechLog.ts";
+
+/** Servers by `host:port`, while a bridge uses them (port 0: each bridge its own). */
+const servers = new Map<string, { server: Promise<HttpBridgeServer>; users: number }>();
+
+async function serverFor(key: string | undefined, open: () => Promise<HttpBridgeServer>): Promise<{ server: HttpBridgeServer; release(): Promise<void> }> {
+  if (key === undefined) {
+    const server = await open();
+    return { server, release: () => server.close() };
+  }
+  let shared = servers.get(key);
+  if (!shared) {
+    shared = { server: open(), users: 0 };
+    servers.set(key, shared);
+    shared.server.catch(() => servers.delete(key));
+  }
+  shared.users++;
+  const entry = shared;
+  return {
+    server: await entry.server,
+    async release() {
+      if (--entry.users > 0) return;
+      servers.delete(key as string);
+      await (await entry.server).close();
+    },
+  };
+}
+
+export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHandle> {
+  const options = parseHttpOptions(ctx.entry.options);
+  const token = ctx.env["ENSOUL_HTTP_TOKEN"];
+  if (!token) throw new Error(`http bridge ${ctx.name}: set ENSOUL_HTTP_TOKEN (the bearer token its clients send); it is never printed`);
+  const runtime = new BridgeRuntime({
+    name: ctx.name,
+    type: "http",
+    soul: ctx.entry.soul,
+    bus: ctx.bus,
+    subjects: ctx.subjects,
+    store: ctx.store,
+    policy: options.policy ?? DEFAULT_POLICY,
+    report: ctx.report,
+    ...(ctx.inspect ? { inspect: ctx.inspect } : {}),
+  });
+  const log = new SpeechLog(ctx.store, runtime.address);
+  let held: { server: HttpBridgeServer; release(): Promise<void> } | undefined;
+  try {
+    await runtime.follow(log);
+    held = await serverFor(options.port === 0 ? undefined : `${options.host}:${options.port}`, () =>
+      HttpBridgeServer.listen({ host: options.host, port: options.port, token, rateLimit: options.rateLimit, onError: (err, what) => runtime.report(err, what) }),
+    );
+    held.server.add({ soul: ctx.entry.soul, runtime, log, maxBodyBytes: options.maxBodyBytes, ready: () => runtime.state === "online", ...(ctx.whisper ? { whisper: ctx.whisper } : {}) });
+  } catch (err) {
+    runtime.failed(err instanceof Error ? err.message : String(err));
+    await held?.release().catch(() => undefined);
+    await runtime.stop().catch(() => undefined);
+    throw err;
+  }
+  runtime.connected();
+  const server = held.server;
+  const release = held.release;
+  ctx.log(`http bridge ${ctx.name}: soul ${ctx.entry.soul} at ${server.url}/v1/souls/${ctx.entry.soul}/`);
+  return {
+    name: ctx.name,
+    runtime,
+    status: () => statusOf(runtime, { url: `${server.url}/v1/souls/${ctx.entry.soul}/` }),
+    async stop() {
+      server.remove(ctx.entry.soul);
+      await release();
+      await runtime.stop();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The small pieces every ensoul HTTP endpoint shares (the whisper endpoint, the HTTP bridge):
+ * a bearer check that takes the same time whatever the caller sent, a JSON reply, and a body
+ * read that stops at a limit instead of buffering whatever a client streams.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+
+/** The digest a bearer token is compared against (`bearerMatches`). */
+export function bearerDigest(token: string): Buffer {
+  return sha256(token);
+}
+
+/** Digests have one length, so the compare is constant-time whatever the caller sent. */
+export function bearerMatches(header: string | undefined, expected: Buffer): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
+  const given = sha256(match ? match[1] : "");
+  return timingSafeEqual(given, expected) && match !== null;
+}
+
+/** Replies with JSON; `close` when the rest of an unread body is not worth reading. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, close = false, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(text)),
+    "Cache-Control": "no-store",
+    ...headers,
+    ...(close ? { Connection: "close" } : {}),
+  });
+  res.end(text);
+}
+
+export type Body = { ok: true; data: Buffer } | { ok: false; tooLarge: true };
+
+/** Reads the body up to `maxBytes`; a larger one is refused without being buffered. */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve({ ok: false, tooLarge: true });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        settled = true;
+        resolve({ ok: false, tooLarge: true });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (settled) return;
+      settled = true;
+      resolve({ ok: true, data: Buffer.concat(chunks) });
+    });
+    req.on("error", (error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+  });
+}
