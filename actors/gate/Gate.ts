@@ -7,7 +7,10 @@ import type { Interception, Proposal } from "../vocabulary/index.ts";
  */
 export interface GateContext {
   soulId?: string;
-  /** `review` before the turn commits; `dispatch` when a committed proposal is about to leave. */
+  /**
+   * `review` before the turn commits; `dispatch` when a committed proposal is about to leave;
+   * `stream` for speech streamed while it is produced (the text so far, verifiedStream.ts).
+   */
   phase?: GatePhase;
   /** The perception the proposal answers, when the caller has it (Open Souls shape). */
   perception?: { action: string; content: string; name: string };
@@ -23,7 +26,7 @@ export interface GateContext {
   data?: Readonly<Record<string, unknown>>;
 }
 
-export type GatePhase = "review" | "dispatch";
+export type GatePhase = "review" | "dispatch" | "stream";
 
 /**
  * An interception, as the soul knows it, plus `hold`: the proposal is stopped now but may

@@ -3,6 +3,7 @@ import type { Interception, Proposal, ReviewVerdict } from "../vocabulary/index.
 import type { Approvals } from "./approvals.ts";
 import type { GateContext, GatePhase } from "./Gate.ts";
 import type { ChainResult, GateChain } from "./gateChain.ts";
+import { VerifiedStream } from "./verifiedStream.ts";
 
 /** Thrown by `deliver` when a gate could not decide at dispatch: the proposal stays in the outbox. */
 export class GateDispatchError extends Error {
@@ -20,9 +21,9 @@ export interface GatedOutletOptions {
   /** The context the gates see (default `{ soulId, phase }`). */
   context?: (proposal: Proposal, phase: GatePhase) => GateContext;
   /**
-   * Forward streamed chunks to the inner outlet (default false). Chunks leave before any
-   * gate has seen the whole text, so a secret split across chunks would get past the
-   * bouncer: only turn this on for an inner outlet that never shows chunks to anyone.
+   * Stream speech while it is produced (default false): in pieces the chain has passed, the
+   * text so far checked at each sentence end (verifiedStream.ts), so nothing unverified is
+   * ever shown and an interception stops the stream there.
    */
   streamChunks?: boolean;
   /** A committed proposal that failed re-verification at dispatch and was not delivered. */
@@ -99,7 +100,11 @@ export function gatedOutlet(inner: Outlet, chain: GateChain, options: GatedOutle
   };
   if (options.streamChunks && inner.chunk) {
     const forward = inner.chunk.bind(inner);
-    outlet.chunk = (soulId, proposalId, text) => forward(soulId, proposalId, text);
+    const stream = new VerifiedStream({ chain, forward, context: (p) => contextOf(p, "stream") });
+    outlet.chunk = (soulId, proposalId, text) => stream.chunk(soulId, proposalId, text);
+    // The review starts once the utterance is whole: no piece of it is streamed after that.
+    const review = outlet.review.bind(outlet);
+    outlet.review = (proposal, context) => (stream.end(proposal.id), review(proposal, context));
   }
   return outlet;
 }

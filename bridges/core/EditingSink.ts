@@ -15,6 +15,7 @@ import type { Conversation } from "./PlatformMessage.ts";
 import type { PlatformOutlet, PostKey, Speech, SpeechSink } from "./SpeechSink.ts";
 import { splitText } from "./splitText.ts";
 
+const FINISHED_KEPT = 10_000;
 /** How long a "thinking" indicator may stay when no speech comes (a turn that says nothing). */
 const THINKING_MAX_MS = 120_000;
 
@@ -38,6 +39,8 @@ export interface EditingSinkHooks {
 
 export class EditingSink implements SpeechSink {
   readonly #streams = new Map<string, Stream>();
+  /** Speech already final here: a chunk arriving after its final (a race on the bus) must not post it again. */
+  readonly #finished = new Set<string>();
   readonly #thinking = new Map<string, { conversation: Conversation; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(
@@ -56,6 +59,7 @@ export class EditingSink implements SpeechSink {
   }
 
   chunk(speech: Speech, conversation: Conversation): void {
+    if (this.#finished.has(speech.id)) return;
     let stream = this.#streams.get(speech.id);
     if (!stream) {
       // A restart mid-utterance: the part already posted is edited, not posted again.
@@ -78,6 +82,8 @@ export class EditingSink implements SpeechSink {
     const parts = splitText(speech.text, this.outlet.limit);
     for (const [part, text] of parts.entries()) await this.#ensurePosted({ speechId: speech.id, part, speaker: speech.speaker }, conversation, text);
     this.#streams.delete(speech.id);
+    this.#finished.add(speech.id);
+    if (this.#finished.size > FINISHED_KEPT) this.#finished.delete(this.#finished.values().next().value as string);
     const thread = this.outlet.replyThread?.(conversation) ?? conversation.thread;
     if (thread !== undefined && speech.speaker.kind === "soul") await this.ledger.joinThread(conversation.channel, thread);
     this.#stopThinking(speech.perception);

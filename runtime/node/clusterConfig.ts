@@ -33,9 +33,9 @@ const soulSchema = z.strictObject({
   /** Souls whose final speech this soul perceives. */
   hears: z.array(token).optional(),
   /**
-   * Publish streamed chunks before the gates have seen the whole text. Default: true for a
-   * soul without gates, false for a gated one (a secret split across chunks would get past
-   * the bouncer).
+   * Publish speech in chunks while it is produced (default true). A gated soul's chunks are
+   * pieces its gate chain has passed, the text so far checked at each sentence end; false:
+   * only the final.
    */
   streamChunks: z.boolean().optional(),
   /** Perceptions this soul may keep waiting behind its running turn; default `runtime.maxQueued`. */

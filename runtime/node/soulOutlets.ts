@@ -45,7 +45,8 @@ export function createSoulOutlets({ hostedConfigs, built, busOutlet, decisions, 
       soul.id,
       gatedOutlet(busOutlet, chain, {
         ...(queue ? { approvals: queue } : {}),
-        streamChunks: soul.streamChunks ?? false,
+        // Verified pieces only (actors/gate/verifiedStream.ts), so streaming is safe by default.
+        streamChunks: soul.streamChunks ?? true,
         onBlocked: (p, result) => events.node(p.soulId, "blocked", { proposalId: p.id, gate: result.gate, decision: result.decision, reason: result.interception.reason }, p.causation),
       }),
     );

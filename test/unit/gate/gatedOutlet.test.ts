@@ -66,12 +66,16 @@ describe("gatedOutlet", () => {
     expect(delivered).toHaveLength(1);
   });
 
-  it("does not forward streamed chunks unless asked (a secret could be split across them)", () => {
+  it("does not stream unless asked; asked, it streams only pieces the chain passed, whole sentences", async () => {
     const quiet = innerOutlet();
     expect(gatedOutlet(quiet.outlet, createGateChain([])).chunk).toBeUndefined();
     const streaming = innerOutlet();
-    gatedOutlet(streaming.outlet, createGateChain([]), { streamChunks: true }).chunk?.("s1", "p", "hi");
-    expect(streaming.chunks).toEqual(["hi"]);
+    const outlet = gatedOutlet(streaming.outlet, createGateChain([]), { streamChunks: true });
+    outlet.chunk?.("s1", "s1:1:0", "Hello the");
+    outlet.chunk?.("s1", "s1:1:0", "re. How are");
+    await new Promise((r) => setTimeout(r, 10));
+    // Only the finished sentence: "How are" waits for its end.
+    expect(streaming.chunks).toEqual(["Hello there. "]);
   });
 
   it("passes the configured context to the gates, with the phase", async () => {
