@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { bearerDigest, bearerMatches, readBody, sendJson as send } from "../../runtime/http/index.ts";
+import { bearerDigest, bearerMatches, readJsonBody, sendJson as send } from "../../runtime/http/index.ts";
 import type { Divination } from "./divination.ts";
 import { sanitizeWhisper } from "./sanitizeWhisper.ts";
 import type { TranscriptLine } from "./transcript.ts";
@@ -97,16 +97,8 @@ export async function answerWhisper(req: IncomingMessage, res: ServerResponse, o
     res.setHeader("Allow", "POST");
     return send(res, 405, { error: "method not allowed; use POST" }, true);
   }
-  const body = await readBody(req, WHISPER_MAX_BODY_BYTES);
-  if (!body.ok) return send(res, 413, { error: `body too large; the limit is ${WHISPER_MAX_BODY_BYTES} bytes` }, true);
-  let json: unknown;
-  try {
-    json = JSON.parse(body.data.toString("utf8"));
-  } catch {
-    return send(res, 400, { error: "body is not valid JSON" });
-  }
-  const parsed = whisperRequestSchema.safeParse(json);
-  if (!parsed.success) return send(res, 400, { error: `malformed whisper request: ${z.prettifyError(parsed.error).slice(0, 500)}` });
+  const request = await readJsonBody(req, res, WHISPER_MAX_BODY_BYTES, whisperRequestSchema, "whisper request");
+  if (request === undefined) return;
   if (!available()) return send(res, 503, { error: "the daimon is off" });
 
   // A client that hangs up stops the work it asked for.
@@ -115,7 +107,7 @@ export async function answerWhisper(req: IncomingMessage, res: ServerResponse, o
     if (!res.writableFinished) gone.abort();
   });
   try {
-    const answer = await withTimeout(async (signal) => options.onWhisperRequest(parsed.data, { signal }), timeoutMs, gone.signal);
+    const answer = await withTimeout(async (signal) => options.onWhisperRequest(request, { signal }), timeoutMs, gone.signal);
     send(res, 200, toReply(answer));
   } catch (error) {
     options.onError?.(error);

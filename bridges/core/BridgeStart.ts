@@ -7,7 +7,8 @@ import type { WhisperRequestHandler } from "../../actors/daimon/index.ts";
 import type { Bus, ClusterSubjects } from "../../runtime/bus/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
 import type { bridgeMachine, BridgeCounters } from "./bridgeMachine.ts";
-import type { BridgeRuntime } from "./BridgeRuntime.ts";
+import { BridgeRuntime } from "./BridgeRuntime.ts";
+import { DEFAULT_POLICY, type BridgePolicy } from "./bridgePolicy.ts";
 import type { BridgeType } from "./PlatformMessage.ts";
 
 /** A `bridges` entry of the cluster config: `{type, soul, node?, options?}`. */
@@ -60,4 +61,19 @@ export type StartBridge = (ctx: BridgeStartContext) => Promise<BridgeHandle>;
 export function statusOf(runtime: BridgeRuntime, extra: Partial<BridgeStatus> = {}): BridgeStatus {
   const context = runtime.actor.getSnapshot().context;
   return { name: runtime.name, type: runtime.type, soul: runtime.soul, state: runtime.state, counters: context.counters, ...(context.lastError ? { lastError: context.lastError } : {}), ...extra };
+}
+
+/** The core runtime of the bridge a start context describes, with the platform's policy (default: DEFAULT_POLICY). */
+export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undefined): BridgeRuntime {
+  return new BridgeRuntime({
+    name: ctx.name,
+    type: ctx.entry.type,
+    soul: ctx.entry.soul,
+    bus: ctx.bus,
+    subjects: ctx.subjects,
+    store: ctx.store,
+    policy: policy ?? DEFAULT_POLICY,
+    report: ctx.report,
+    ...(ctx.inspect ? { inspect: ctx.inspect } : {}),
+  });
 }

@@ -7,7 +7,7 @@ export { BridgeLedger, DEFAULT_LEDGER_KEEP_MS, type PostedRef, type PostEntry, t
 export { bridgeMachine, bridgeStateOf, EMPTY_COUNTERS, type BridgeActor, type BridgeContext, type BridgeCounters, type BridgeEvent, type BridgeSnapshot } from "./bridgeMachine.ts";
 export { bridgePolicySchema, decide, DEFAULT_POLICY, type BridgePolicy, type PolicyDecision } from "./bridgePolicy.ts";
 export { BridgeRuntime, type BridgeRuntimeOptions, type ReceiveResult } from "./BridgeRuntime.ts";
-export { statusOf, type BridgeEntry, type BridgeHandle, type BridgeStartContext, type BridgeStatus, type StartBridge } from "./BridgeStart.ts";
+export { runtimeFor, statusOf, type BridgeEntry, type BridgeHandle, type BridgeStartContext, type BridgeStatus, type StartBridge } from "./BridgeStart.ts";
 export { ChannelQueue, RateLimitedError, retryAfterOf, type ChannelQueueOptions, type RateLimited } from "./ChannelQueue.ts";
 export { EditingSink, type EditingSinkHooks } from "./EditingSink.ts";
 export { conversationKey, perceptionOf, platformPerceptionId, type BridgeType, type Conversation, type PlatformMessage } from "./PlatformMessage.ts";

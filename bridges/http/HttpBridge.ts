@@ -3,7 +3,7 @@
  * "platform" is this node's own server, so it is online once it listens. Bridges on the same
  * host and port share one server.
  */
-import { BridgeRuntime, DEFAULT_POLICY, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
+import { runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
 import { HttpBridgeServer } from "./HttpBridgeServer.ts";
 import { parseHttpOptions } from "./httpOptions.ts";
 import { SpeechLog } from "./SpeechLog.ts";
@@ -38,17 +38,7 @@ export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHa
   const options = parseHttpOptions(ctx.entry.options);
   const token = ctx.env["ENSOUL_HTTP_TOKEN"];
   if (!token) throw new Error(`http bridge ${ctx.name}: set ENSOUL_HTTP_TOKEN (the bearer token its clients send); it is never printed`);
-  const runtime = new BridgeRuntime({
-    name: ctx.name,
-    type: "http",
-    soul: ctx.entry.soul,
-    bus: ctx.bus,
-    subjects: ctx.subjects,
-    store: ctx.store,
-    policy: options.policy ?? DEFAULT_POLICY,
-    report: ctx.report,
-    ...(ctx.inspect ? { inspect: ctx.inspect } : {}),
-  });
+  const runtime = runtimeFor(ctx, options.policy);
   const log = new SpeechLog(ctx.store, runtime.address);
   let held: { server: HttpBridgeServer; release(): Promise<void> } | undefined;
   try {

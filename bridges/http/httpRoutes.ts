@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WebSocket } from "ws";
 import { z } from "zod";
 import { nextUlid } from "../../runtime/bus/index.ts";
-import { readBody, sendJson } from "../../runtime/http/index.ts";
+import { readJsonBody, sendJson } from "../../runtime/http/index.ts";
 import { platformPerceptionId, type BridgeRuntime, type PlatformMessage, type ReceiveResult } from "../core/index.ts";
 import type { SpeechEvent, SpeechLog } from "./SpeechLog.ts";
 
@@ -58,17 +58,9 @@ export async function postPerception(req: IncomingMessage, res: ServerResponse, 
   const keyHeader = req.headers["idempotency-key"];
   const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
   if (key !== undefined && !IDEMPOTENCY_KEY.safeParse(key).success) return sendJson(res, 400, { error: "Idempotency-Key must be 1-256 characters without control characters" });
-  const body = await readBody(req, route.maxBodyBytes);
-  if (!body.ok) return sendJson(res, 413, { error: `body too large; the limit is ${route.maxBodyBytes} bytes` }, true);
-  let json: unknown;
-  try {
-    json = JSON.parse(body.data.toString("utf8"));
-  } catch {
-    return sendJson(res, 400, { error: "body is not valid JSON" });
-  }
-  const parsed = perceptionBodySchema.safeParse(json);
-  if (!parsed.success) return sendJson(res, 400, { error: `malformed perception: ${z.prettifyError(parsed.error).slice(0, 500)}` });
-  const accepted = await accept(route, messageOf(route.soul, parsed.data, key, "http"));
+  const body = await readJsonBody(req, res, route.maxBodyBytes, perceptionBodySchema, "perception");
+  if (body === undefined) return;
+  const accepted = await accept(route, messageOf(route.soul, body, key, "http"));
   if (!accepted.ok) return sendJson(res, accepted.status, { error: accepted.error });
   sendJson(res, 202, { id: accepted.result.id, status: accepted.result.status === "duplicate" ? "duplicate" : "accepted" });
 }

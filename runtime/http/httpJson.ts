@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
 
@@ -65,4 +66,22 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> 
       reject(error);
     });
   });
+}
+
+/**
+ * Reads a JSON body of at most `maxBytes` and checks it with `schema`. On any failure the
+ * reply is sent here (413, 400 with what is wrong) and the result is undefined.
+ */
+export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, res: ServerResponse, maxBytes: number, schema: S, what: string): Promise<z.infer<S> | undefined> {
+  const body = await readBody(req, maxBytes);
+  if (!body.ok) return void sendJson(res, 413, { error: `body too large; the limit is ${maxBytes} bytes` }, true);
+  let json: unknown;
+  try {
+    json = JSON.parse(body.data.toString("utf8"));
+  } catch {
+    return void sendJson(res, 400, { error: "body is not valid JSON" });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return void sendJson(res, 400, { error: `malformed ${what}: ${z.prettifyError(parsed.error).slice(0, 500)}` });
+  return parsed.data;
 }

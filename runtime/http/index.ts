@@ -1,2 +1,2 @@
 /** What ensoul's HTTP endpoints share: bearer checks, JSON replies, bounded bodies. */
-export { bearerDigest, bearerMatches, readBody, sendJson, type Body } from "./httpJson.ts";
+export { bearerDigest, bearerMatches, readBody, readJsonBody, sendJson, type Body } from "./httpJson.ts";
