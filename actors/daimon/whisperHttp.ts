@@ -8,7 +8,6 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { z } from "zod";
 import { bearerDigest, bearerMatches, readJsonBody, sendJson as send } from "../../runtime/http/index.ts";
 import type { Divination } from "./divination.ts";
 import { sanitizeWhisper } from "./sanitizeWhisper.ts";

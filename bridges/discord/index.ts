@@ -1,6 +1,9 @@
-/** The Discord bridge (discord.js). */
-import type { BridgeHandle, BridgeStartContext } from "../core/index.ts";
-
-export async function startDiscordBridge(ctx: BridgeStartContext): Promise<BridgeHandle> {
-  throw new Error(`bridge ${ctx.name}: the Discord bridge is not built yet`);
-}
+/**
+ * The Discord bridge (discord.js): mentions, DMs and thread follow-ups in as perceptions, the
+ * soul's speech out as replies, streamed by editing, each posted once (nonce + ledger).
+ */
+export { startDiscordBridge } from "./DiscordBridge.ts";
+export { discordOptionsSchema, parseDiscordOptions, type DiscordBridgeOptions } from "./discordOptions.ts";
+export { discordNonce, NONCE_MAX } from "./discordNonce.ts";
+export { platformMessageOf, stripMention, type DiscordSelf } from "./discordMessages.ts";
+export { DAIMON_LIMIT, DISCORD_EDIT_INTERVAL_MS, DISCORD_LIMIT, daimonPrefix, type DiscordRef } from "./DiscordOutlet.ts";

@@ -1,6 +1,6 @@
 /**
- * The step of a node's start that runs its bridges: each `bridges` entry of the config whose
- * soul this node hosts (or the node it names), started once the souls can answer. A bridge
+ * The step of a node's start that runs its bridges: each `bridges` entry of the config that
+ * names this node, or whose soul it hosts, started once the souls can answer. A bridge
  * that cannot run (a missing token, a port taken, a platform refusing the token) is reported
  * and shown `failed` in the registry; the node and its other bridges go on.
  */
@@ -19,9 +19,13 @@ export interface NodeBridges {
   stop(): Promise<void>;
 }
 
-/** The entries this node runs: its hosted souls', unless an entry names another node. */
+/**
+ * The entries this node runs: the one it names, else those of the souls it hosts. A bridge
+ * talks to its soul through the bus, so it may run on any node (one with the platform's
+ * network access, say).
+ */
 function placedHere({ config, hosted, nodeId, placement }: NodePlan) {
-  return config.bridges.filter((b) => hosted.has(b.soul) && (placement === "all" || b.node === undefined || b.node === nodeId));
+  return config.bridges.filter((b) => placement === "all" || (b.node !== undefined ? b.node === nodeId : hosted.has(b.soul)));
 }
 
 export async function startNodeBridges(plan: NodePlan, { bus, subjects, store }: NodeGround, o: { registry: NodeRegistry; daimons: NodeDaimons; inspect?: StartNodeOptions["inspect"] }): Promise<NodeBridges> {
