@@ -46,6 +46,8 @@ export class BridgeRuntime {
   readonly address: string;
   #sink: SpeechSink | undefined;
   #closed = false;
+  /** Messages being taken, by perception id: a repeat arriving meanwhile waits for the first. */
+  readonly #taking = new Map<string, Promise<unknown>>();
   #speech: DurableConsumer | undefined;
 
   constructor(private readonly o: BridgeRuntimeOptions) {
@@ -108,9 +110,22 @@ export class BridgeRuntime {
    * already taken, or published as a perception. Resolves once the perception is stored on
    * the bus (the platform may be told "received" then), rejects if it could not be.
    */
-  async receive(message: PlatformMessage): Promise<ReceiveResult> {
+  receive(message: PlatformMessage): Promise<ReceiveResult> {
     // Refused, not dropped: the platform retries (Slack, an HTTP client) once a node takes it.
-    if (this.#closed) throw new Error(`bridge ${this.name} is stopping; the message was not taken`);
+    if (this.#closed) return Promise.reject(new Error(`bridge ${this.name} is stopping; the message was not taken`));
+    // One at a time per id: a retry (or an app_mention and its message twin) racing the first
+    // must see it taken, not decide and publish beside it.
+    const before = this.#taking.get(message.id) ?? Promise.resolve();
+    const result = before.then(() => this.#receive(message), () => this.#receive(message));
+    const done = result.catch(() => undefined);
+    this.#taking.set(message.id, done);
+    void done.then(() => {
+      if (this.#taking.get(message.id) === done) this.#taking.delete(message.id);
+    });
+    return result;
+  }
+
+  async #receive(message: PlatformMessage): Promise<ReceiveResult> {
     if (message.own) return { status: "ignored", id: message.id, reason: "the bridge's own message" };
     this.count("received");
     const taken = this.ledger.taken(message.id);

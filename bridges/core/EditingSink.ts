@@ -80,12 +80,11 @@ export class EditingSink implements SpeechSink {
       await stream.busy?.catch(() => undefined);
     }
     const parts = splitText(speech.text, this.outlet.limit);
+    if (parts.length) await this.#joinThread(speech, conversation);
     for (const [part, text] of parts.entries()) await this.#ensurePosted({ speechId: speech.id, part, speaker: speech.speaker }, conversation, text);
     this.#streams.delete(speech.id);
     this.#finished.add(speech.id);
     if (this.#finished.size > FINISHED_KEPT) this.#finished.delete(this.#finished.values().next().value as string);
-    const thread = this.outlet.replyThread?.(conversation) ?? conversation.thread;
-    if (thread !== undefined && speech.speaker.kind === "soul") await this.ledger.joinThread(conversation.channel, thread);
     this.#stopThinking(speech.perception);
   }
 
@@ -111,7 +110,8 @@ export class EditingSink implements SpeechSink {
     const text = splitText(stream.text, this.outlet.limit)[0] ?? "";
     if (!text.trim() || text === stream.shown) return;
     const key: PostKey = { speechId: speech.id, part: 0, speaker: speech.speaker };
-    stream.busy = (stream.ref ? this.#edit(stream, stream.ref, text) : this.#ensurePosted(key, stream.conversation, text).then((ref) => void (stream.ref = ref)))
+    const post = () => this.#joinThread(speech, stream.conversation).then(() => this.#ensurePosted(key, stream.conversation, text));
+    stream.busy = (stream.ref ? this.#edit(stream, stream.ref, text) : post().then((ref) => void (stream.ref = ref)))
       .then(() => {
         stream.shown = text;
         stream.lastEditAt = Date.now();
@@ -121,6 +121,15 @@ export class EditingSink implements SpeechSink {
         delete stream.busy;
         if (!stream.done && stream.text !== stream.shown) this.#schedule(speech, stream);
       });
+  }
+
+  /**
+   * The soul speaks in the reply's thread: recorded before the first post, so a follow-up that
+   * arrives as soon as the reply shows is already a follow-up in the soul's thread.
+   */
+  async #joinThread(speech: Speech, conversation: Conversation): Promise<void> {
+    const thread = this.outlet.replyThread?.(conversation) ?? conversation.thread;
+    if (thread !== undefined && speech.speaker.kind === "soul" && !this.ledger.inThread(conversation.channel, thread)) await this.ledger.joinThread(conversation.channel, thread);
   }
 
   #edit(stream: Stream, ref: PostedRef, text: string): Promise<void> {

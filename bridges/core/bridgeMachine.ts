@@ -89,7 +89,7 @@ export const bridgeMachine = setup({
     reconnecting: { on: { CONNECTED: "online" } },
     stopping: { on: { STOPPED: "stopped", STOP: {}, FAILED: {} } },
     stopped: { type: "final" },
-    failed: { on: { STOP: "stopped", CONNECTED: "online" } },
+    failed: { on: { STOP: "stopping", CONNECTED: "online" } },
   },
 });
 
