@@ -111,6 +111,7 @@ export class BridgeRuntime {
    * the bus (the platform may be told "received" then), rejects if it could not be.
    */
   receive(message: PlatformMessage): Promise<ReceiveResult> {
+    if (message.own) return Promise.resolve({ status: "ignored", id: message.id, reason: "the bridge's own message" });
     // Refused, not dropped: the platform retries (Slack, an HTTP client) once a node takes it.
     if (this.#closed) return Promise.reject(new Error(`bridge ${this.name} is stopping; the message was not taken`));
     // One at a time per id: a retry (or an app_mention and its message twin) racing the first
@@ -126,7 +127,6 @@ export class BridgeRuntime {
   }
 
   async #receive(message: PlatformMessage): Promise<ReceiveResult> {
-    if (message.own) return { status: "ignored", id: message.id, reason: "the bridge's own message" };
     this.count("received");
     const taken = this.ledger.taken(message.id);
     if (taken && !taken.unpublished) {

@@ -7,3 +7,4 @@ export { discordOptionsSchema, parseDiscordOptions, type DiscordBridgeOptions } 
 export { discordNonce, NONCE_MAX } from "./discordNonce.ts";
 export { platformMessageOf, stripMention, type DiscordSelf } from "./discordMessages.ts";
 export { DAIMON_LIMIT, DISCORD_EDIT_INTERVAL_MS, DISCORD_LIMIT, daimonPrefix, type DiscordRef } from "./DiscordOutlet.ts";
+export { TypingIndicator, TYPING_REPEAT_MS } from "./TypingIndicator.ts";
