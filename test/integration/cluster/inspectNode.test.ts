@@ -1,6 +1,6 @@
 /**
- * A node started with `inspect`: the souls it activates, its daimons and the skill gates it
- * serves all report to one inspection, here in `ws` mode to a local WebSocket receiver that
+ * A node started with `inspect`: the souls it activates, its daimons, the skill gates it
+ * serves and its bridges all report to one inspection, here in `ws` mode to a local WebSocket receiver that
  * parses the wire events as the Stately inspector would.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,7 +26,7 @@ const dirs = tempDirs("ensoul-inspect-node-");
 afterAll(() => dirs.cleanup());
 
 describe("a node with inspect", () => {
-  it("streams the souls it activates, its daimons and its skill gates to the inspection", async () => {
+  it("streams the souls it activates, its daimons, its skill gates and its bridges to the inspection", async () => {
     const receiver = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise((resolve) => receiver.once("listening", resolve));
     const received: WireEvent[] = [];
@@ -43,9 +43,10 @@ describe("a node with inspect", () => {
       ],
       daimons: [{ soul: "echo", name: "Kothar", persona: "You are Kothar.", mode: "off" }],
       skillGates: [{ skill: "tone", gate: { builtin: "length", options: { maxChars: 100 } } }],
+      bridges: [{ type: "http", soul: "echo", options: { port: 0 } }],
       runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
     });
-    const node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: {}, log: () => undefined, inspect: inspection.inspect });
+    const node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: "inspect-token" }, log: () => undefined, inspect: inspection.inspect });
     try {
       const says = watchEnvelopes(node.bus, node.subjects.says("echo"), "speech");
       const sent = await perceive(node.bus, "echo", "hello inspector");
@@ -82,6 +83,11 @@ describe("a node with inspect", () => {
     const gate = received.find((e) => e.type === "@xstate.actor" && e.definition?.includes('"id":"skillGate"'));
     expect(gate).toBeDefined();
     expect(received.some((e) => e.type === "@xstate.snapshot" && e.sessionId === gate?.sessionId && e.snapshot?.value === "serving")).toBe(true);
+    // So does each bridge's machine: connecting, online, then stopped with the node.
+    const bridge = received.find((e) => e.type === "@xstate.actor" && e.name === "bridge-http-echo");
+    expect(bridge?.definition).toContain('"id":"bridge"');
+    const bridgeStates = received.filter((e) => e.type === "@xstate.snapshot" && e.sessionId === bridge?.sessionId).map((e) => e.snapshot?.value);
+    expect(bridgeStates).toEqual(expect.arrayContaining(["online", "stopped"]));
 
     await until(() => receiver.clients.size === 0, 5_000, "the inspection's socket to close");
     await new Promise((resolve) => receiver.close(resolve));
