@@ -12,14 +12,11 @@ import { z } from "zod";
 import { DEFAULT_MAX_QUEUED, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { DAIMON_MODES, type DaimonMode } from "../../actors/daimon/index.ts";
 import { builtinDaimons, builtinSouls } from "../../souls/index.ts";
+import { isBlueprint, isSoulPath } from "./soulModule.ts";
 import { modelName, token } from "./configFields.ts";
 import { ConfigError, formatPath, issueMessage, issuePath } from "./configError.ts";
 import { gateSpec, skillGateSchema } from "./gateConfig.ts";
 
-function isBlueprint(value: unknown): value is SoulBlueprint {
-  const v = value as Partial<SoulBlueprint> | null;
-  return typeof v === "object" && v !== null && typeof v.name === "string" && v.processes instanceof Map && typeof v.allows === "function";
-}
 
 const blueprintRef = z.union([z.string().min(1), z.custom<SoulBlueprint>(isBlueprint, "must be a builtin soul's name or a blueprint made with defineSoul()")]);
 
@@ -143,7 +140,12 @@ function crossCheck(config: ClusterConfig, ctx: z.RefinementCtx): void {
   config.souls.forEach((soul, i) => {
     if (ids.indexOf(soul.id) !== i) issue(["souls", i, "id"], `duplicate soul id '${soul.id}'`);
     if (typeof soul.blueprint === "string" && !Object.hasOwn(builtinSouls, soul.blueprint)) {
-      issue(["souls", i, "blueprint"], `unknown soul '${soul.blueprint}' (known: ${Object.keys(builtinSouls).join(", ")})`);
+      issue(
+        ["souls", i, "blueprint"],
+        isSoulPath(soul.blueprint)
+          ? `'${soul.blueprint}' is a path: a soul from a path is loaded when the config is read from a file (loadClusterConfig, ensoul up)`
+          : `unknown soul '${soul.blueprint}' (builtin: ${Object.keys(builtinSouls).join(", ")}; your own soul: a path such as ./souls/${soul.blueprint})`,
+      );
     }
     if (soul.node !== undefined && nodes && !nodes.has(soul.node)) issue(["souls", i, "node"], `unknown node '${soul.node}' (nodes: ${nodeList})`);
     soul.hears?.forEach((heard, j) => {

@@ -67,3 +67,4 @@ export {
   type DiscoveredNode,
   type DiscoverOptions,
 } from "./clusterClient.ts";
+export { isSoulPath, loadSoulModule, soulIdOfPath, SoulModuleError } from "./soulModule.ts";

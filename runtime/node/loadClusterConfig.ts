@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
 import { ConfigError } from "./configError.ts";
+import { isSoulPath, loadSoulModule } from "./soulModule.ts";
 
 export interface LoadedClusterConfig {
   config: ClusterConfig;
@@ -66,8 +67,8 @@ export async function loadClusterConfig(file: string, cwd = process.cwd()): Prom
   }
   if (raw === null || raw === undefined) throw new ConfigError(file, "", "is empty");
 
-  const config = parseClusterConfig(raw, file);
   const baseDir = dirname(path);
+  const config = parseClusterConfig(await withSoulsFromPaths(raw, file, baseDir), file);
   if (config.data !== undefined && !isAbsolute(config.data)) config.data = resolve(baseDir, config.data);
   const personas = new Map<number, string>();
   config.daimons.forEach((d, i) => {
@@ -81,6 +82,24 @@ export async function loadClusterConfig(file: string, cwd = process.cwd()): Prom
     }
   });
   return { config, file, baseDir, personas };
+}
+
+/** The config with each `blueprint` that names a path replaced by the blueprint it loads (relative to the config file). */
+async function withSoulsFromPaths(raw: unknown, file: string, baseDir: string): Promise<unknown> {
+  const souls = (raw as { souls?: unknown } | null)?.souls;
+  if (!Array.isArray(souls)) return raw;
+  const loaded = await Promise.all(
+    souls.map(async (soul: unknown, i) => {
+      const ref = (soul as { blueprint?: unknown } | null)?.blueprint;
+      if (typeof ref !== "string" || !isSoulPath(ref)) return soul;
+      try {
+        return { ...(soul as object), blueprint: await loadSoulModule(ref, baseDir) };
+      } catch (err) {
+        throw new ConfigError(file, `souls[${i}].blueprint`, err instanceof Error ? err.message : String(err));
+      }
+    }),
+  );
+  return { ...(raw as object), souls: loaded };
 }
 
 /** A config built in code: the same validation, personas read relative to `baseDir`. */
