@@ -44,7 +44,7 @@ describe("ensoul's cluster commands: help and one-line errors", () => {
     writeFileSync(join(dir, "cluster.yaml"), "souls:\n  - { id: a, blueprint: samantha }\n  - { id: b, blueprint: x }\n");
     const result = await runEnsoul(["up", join(dir, "cluster.yaml"), "--data", join(dir, "data")]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`ensoul: ${join(dir, "cluster.yaml")}: souls[1].blueprint: unknown soul 'x' (known: ${Object.keys(builtinSouls).join(", ")})\n`);
+    expect(result.stderr).toBe(`ensoul: ${join(dir, "cluster.yaml")}: souls[1].blueprint: unknown soul 'x' (builtin: ${Object.keys(builtinSouls).join(", ")}; your own soul: a path such as ./souls/x)\n`);
   });
 
   it("reports a NATS server that is not there, in one line", async () => {

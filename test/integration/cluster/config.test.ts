@@ -29,7 +29,7 @@ const withSouls = (souls: unknown[], extra: Record<string, unknown> = {}) => ({ 
 
 describe("cluster config validation", () => {
   it("names the file and the field of an unknown soul blueprint", () => {
-    expect(problem(withSouls([{ id: "a", blueprint: "samantha" }, { id: "b", blueprint: "x" }]))).toBe(`cluster.yaml: souls[1].blueprint: unknown soul 'x' (known: ${knownSouls})`);
+    expect(problem(withSouls([{ id: "a", blueprint: "samantha" }, { id: "b", blueprint: "x" }]))).toBe(`cluster.yaml: souls[1].blueprint: unknown soul 'x' (builtin: ${knownSouls}; your own soul: a path such as ./souls/x)`);
   });
 
   it.each([
@@ -110,7 +110,7 @@ describe("cluster config files", () => {
     writeFileSync(join(dir, "persona.yaml"), "souls: [{ id: a, blueprint: samantha }]\ndaimons: [{ soul: a, name: K, personaFile: k.md, mode: off }]\n");
     await expect(loadClusterConfig("persona.yaml", dir)).rejects.toThrow("persona.yaml: daimons[0].personaFile: cannot read k.md (ENOENT)");
     writeFileSync(join(dir, "bad.yaml"), "souls:\n  - id: a\n    blueprint: samantha\n  - id: b\n    blueprint: x\n");
-    await expect(loadClusterConfig("bad.yaml", dir)).rejects.toThrow(`bad.yaml: souls[1].blueprint: unknown soul 'x' (known: ${knownSouls})`);
+    await expect(loadClusterConfig("bad.yaml", dir)).rejects.toThrow(`bad.yaml: souls[1].blueprint: unknown soul 'x' (builtin: ${knownSouls}; your own soul: a path such as ./souls/x)`);
   });
 
   it("refuses, at start, a model whose provider has no key", async () => {
