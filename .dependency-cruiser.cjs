@@ -1,13 +1,15 @@
 /**
  * The import rules of DESIGN.md, checked by dependency-cruiser (test/unit/house/imports.test.ts
- * runs it in the suite; `npx depcruise --config .dependency-cruiser.cjs actors runtime souls bridges`
+ * runs it in the suite; `npx depcruise --config .dependency-cruiser.cjs api actors runtime souls bridges`
  * runs it by hand). Each rule's name is what a wrong import reports.
  *
- * The layers: souls -> actors -> the runtime kernel (cognition, providers, bus, store, http).
+ * The layers: souls -> actors -> the runtime kernel (cognition, providers, bus, store, http,
+ * log, metrics).
  * Bridges import actors and the kernel. Only runtime/node, runtime/cli and runtime/inspect
- * compose everything.
+ * compose everything. api/ holds the package's entry points (package.json `exports`): it may
+ * re-export any folder's index.ts, and nothing imports it.
  */
-const KERNEL = "^runtime/(cognition|providers|bus|store|http)/";
+const KERNEL = "^runtime/(cognition|providers|bus|store|http|log|metrics)/";
 const COMPOSERS = "^runtime/(node|cli|inspect)/";
 /** A top-level part: `actors/soul`, `runtime/bus`, `souls/claudius`, `bridges/slack`. */
 const PART = "^(actors|runtime|souls|bridges)/([^/]+)/";
@@ -44,6 +46,13 @@ module.exports = {
       to: { path: "^runtime/(store|bus)/" },
     },
     {
+      name: "log-imports-nothing-of-ensoul",
+      comment: "The log is the lowest layer: everything that prints (the bus first) goes through it, so it can import none of them.",
+      severity: "error",
+      from: { path: "^runtime/log/" },
+      to: { path: "^(actors|runtime|souls|bridges)/", pathNot: "^runtime/log/" },
+    },
+    {
       name: "actors-import-only-actors-and-kernel",
       comment: "Actors sit below souls, bridges and the composers.",
       severity: "error",
@@ -63,6 +72,20 @@ module.exports = {
       severity: "error",
       from: { path: "^bridges/" },
       to: { path: ["^souls/", COMPOSERS] },
+    },
+    {
+      name: "nothing-imports-the-package-entries",
+      comment: "api/ is the published package's entry points (package.json exports): it sits above everything, and ensoul's own code imports the folders, never api/.",
+      severity: "error",
+      from: { pathNot: "^api/" },
+      to: { path: "^api/" },
+    },
+    {
+      name: "package-entries-import-folders-through-their-index",
+      comment: "An entry of api/ re-exports a folder's public surface (its index.ts), so the package promises nothing the folder does not.",
+      severity: "error",
+      from: { path: "^api/" },
+      to: { path: "^(actors|runtime|souls|bridges)/", pathNot: "/index\\.ts$" },
     },
     {
       name: "import-other-folders-through-their-index",

@@ -11,6 +11,7 @@ import type { Bus, BusMessage, Subscription } from "../../runtime/bus/index.ts";
 import { decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../runtime/bus/index.ts";
 import { clusterSubjects, type ClusterSubjects } from "../../runtime/bus/index.ts";
 import { nextUlid } from "../../runtime/bus/index.ts";
+import { componentLogger } from "../../runtime/log/index.ts";
 import { PERSON_META_KEYS } from "../vocabulary/index.ts";
 import { assertDaimonMode, speaksIn, whispersIn, type DaimonMode } from "./daimonMode.ts";
 import {
@@ -57,7 +58,7 @@ export interface StartDaimonOptions {
   daimon: DaimonConfig;
   /** For its own divinations; defaults to the context startDaimon is called in (else the embedded default, offline without keys). */
   cognition?: CognitionContext;
-  /** Failures of divination or delivery; the daimon keeps watching. Default: one line on stderr. */
+  /** Failures of divination or delivery; the daimon keeps watching. Default: an error line in the runtime log. */
   onError?: (error: unknown, phase: DaimonFailurePhase) => void;
   inspect?: ActorOptions<DaimonMachine>["inspect"];
 }
@@ -80,7 +81,7 @@ export interface DaimonHandle {
 const NAME_MAX = 128;
 
 const defaultOnError = (error: unknown, phase: DaimonFailurePhase): void => {
-  console.error(`[ensoul daimon] ${phase} failed: ${error instanceof Error ? error.message : String(error)}`);
+  componentLogger("daimon").error(`${phase} failed: ${error instanceof Error ? error.message : String(error)}`);
 };
 
 function assertDaimonName(name: unknown): string {

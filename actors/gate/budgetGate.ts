@@ -13,6 +13,8 @@ export interface BudgetLimits {
   tokens?: number;
   /** Dollars per period, from the price table. */
   costUsd?: number;
+  /** Model calls per period (each usage record is one call). */
+  calls?: number;
 }
 
 /** A usage record, as providers report it (runtime/providers `Usage`) plus the model that produced it. */
@@ -70,7 +72,7 @@ const DAY = 24 * HOUR;
 const KV_KEY = "window";
 
 /**
- * Token and cost limits per soul per period, fed from usage records. Once a limit is
+ * Token, cost and call limits per soul per period, fed from usage records. Once a limit is
  * reached, every proposal of that soul is intercepted until the next period begins.
  */
 export function budgetGate(options: BudgetGateOptions): BudgetGate {
@@ -95,6 +97,7 @@ export function budgetGate(options: BudgetGateOptions): BudgetGate {
     const w = current(soulId);
     const tokens = w.inputTokens + w.outputTokens;
     if (limits.tokens !== undefined && tokens >= limits.tokens) return `token budget spent: ${tokens} of ${limits.tokens} tokens this ${describePeriod(period)}`;
+    if (limits.calls !== undefined && w.calls >= limits.calls) return `call budget spent: ${w.calls} of ${limits.calls} calls this ${describePeriod(period)}`;
     // Sums of float prices drift (0.045 + 0.005 < 0.05): a nano-dollar is close enough to count as spent.
     if (limits.costUsd !== undefined && w.costUsd >= limits.costUsd - 1e-9) {
       return `cost budget spent: $${w.costUsd.toFixed(4)} of $${limits.costUsd.toFixed(4)} this ${describePeriod(period)}`;

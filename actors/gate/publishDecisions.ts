@@ -1,6 +1,7 @@
 import type { Bus } from "../../runtime/bus/index.ts";
 import { encodeEnvelope, makeEnvelope } from "../../runtime/bus/index.ts";
 import { clusterSubjects } from "../../runtime/bus/index.ts";
+import { componentLogger } from "../../runtime/log/index.ts";
 import { errorMessage } from "./errors.ts";
 import type { GateDecision } from "./Gate.ts";
 
@@ -20,7 +21,7 @@ export interface GateDecisionEventData {
 export interface PublishDecisionsOptions {
   /** The envelope's `from` (default `gate-chain`). */
   from?: string;
-  /** A decision that could not be published; the default writes one line to stderr. */
+  /** A decision that could not be published; the default is an error line in the runtime log. */
   onError?: (err: unknown, decision: GateDecision) => void;
 }
 
@@ -41,7 +42,7 @@ export function publishDecisions(bus: Bus, cluster: string, options: PublishDeci
   const from = options.from ?? "gate-chain";
   const onError =
     options.onError ??
-    ((err: unknown, d: GateDecision) => console.error(`[ensoul gate] could not publish the ${d.decision} decision of ${d.gate} on ${d.proposalId}: ${errorMessage(err)}`));
+    ((err: unknown, d: GateDecision) => componentLogger("gate").error(`could not publish the ${d.decision} decision of ${d.gate} on ${d.proposalId}: ${errorMessage(err)}`));
   let last: Promise<void> = Promise.resolve();
 
   const publisher = ((decision: GateDecision) => {

@@ -1,6 +1,6 @@
 /**
  * Secret detection for outgoing text. The patterns are the shapes of real credentials, one
- * list for the whole runtime (runtime/bus/secrets.ts, which also redacts logs and errors with
+ * list for the whole runtime (runtime/log/secrets.ts, which also redacts logs and errors with
  * it). A finding names the kind of secret, never the secret: reasons end up in logs and on
  * the events subject.
  */

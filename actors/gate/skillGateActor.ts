@@ -4,6 +4,7 @@ import { deadLetter } from "../../runtime/bus/index.ts";
 import { decodeEnvelope, encodeEnvelope, makeEnvelope, type VerdictBody } from "../../runtime/bus/index.ts";
 import { MSG_ID_HEADER } from "../../runtime/bus/index.ts";
 import { assertName, clusterSubjects } from "../../runtime/bus/index.ts";
+import { componentLogger } from "../../runtime/log/index.ts";
 import { errorMessage } from "./errors.ts";
 import type { Gate, GateContext } from "./Gate.ts";
 import { evaluateGate, type GateOutcome } from "./gateChain.ts";
@@ -199,7 +200,7 @@ export function startSkillGate(options: SkillGateOptions): SkillGateHandle {
     bus: options.bus,
     gate: options.gate,
     track(work) {
-      const settled = work.catch((err) => console.error(`[ensoul gate] skill gate ${skill} failed to serve a request: ${errorMessage(err)}`));
+      const settled = work.catch((err) => componentLogger("gate").error(`skill gate ${skill} failed to serve a request: ${errorMessage(err)}`));
       inFlight.add(settled);
       void settled.finally(() => inFlight.delete(settled));
     },

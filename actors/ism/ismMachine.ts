@@ -43,14 +43,16 @@ import type { DecisionLogEntry, IsmOutcome, IsmOutput } from "./types.ts";
  */
 export type IsmEvent = { type: "ism.interrupt"; reason?: string };
 
-interface ChoiceActorInput {
+// Exported (not part of the folder's surface) so the declaration of the soul machine, which
+// embeds this machine's type, can name them in dist/*.d.ts.
+export interface ChoiceActorInput {
   memory: WorkingMemory;
   prompt: ChoicePrompt;
   model: string | undefined;
   scope: IsmScope;
 }
 
-interface ActingActorInput extends ActingInput {
+export interface ActingActorInput extends ActingInput {
   scope: IsmScope;
 }
 

@@ -9,7 +9,8 @@ import { currentTurn, runInTurn, type TurnScope } from "../vocabulary/index.ts";
  * promise in the async context that started the machine: a later loop starts from the
  * previous promise's settlement, through the actor system's mailbox, possibly while the
  * parent soul is processing something else. So the ISM captures both once, when it is
- * started, and binds them again around every step and handler.
+ * started, and binds them again around every step and handler, marked as the ISM's work
+ * (`work: "ism"`) for budgets.
  */
 export interface IsmScope {
   cognition?: CognitionContext;
@@ -26,5 +27,8 @@ export function captureScope(): IsmScope {
 export function inScope<T>(scope: IsmScope, fn: () => T): T {
   const { cognition, turn } = scope;
   const withTurn = turn ? () => runInTurn(turn, fn) : fn;
-  return cognition ? runWithCognition(cognition, withTurn) : withTurn();
+  // The ISM loops on its own (selecting, acting, again): work a budget stops, unless it already
+  // runs as other autonomous work (a scheduled turn), which keeps its own name.
+  const base = cognition ?? currentCognition();
+  return runWithCognition({ ...base, work: base.work ?? "ism" }, withTurn);
 }

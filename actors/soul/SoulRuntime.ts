@@ -9,7 +9,7 @@ import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
 import { restingSnapshot } from "./restingSnapshot.ts";
 import type { Clock } from "./scheduler.ts";
-import { soulCognition } from "./soulCognition.ts";
+import { autonomousWork, soulCognition } from "./soulCognition.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { SoulEventFanout } from "./SoulEventFanout.ts";
 import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
@@ -305,7 +305,9 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   invoke<T>(run: ProcessRun, fn: () => T): T {
-    return runWithCognition({ ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal }, () => runInTurn(run, fn));
+    const work = autonomousWork(run);
+    const cognition = { ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal, ...(work ? { work } : {}) };
+    return runWithCognition(cognition, () => runInTurn(run, fn));
   }
 
   review(draft: TurnDraft, perception: Perception): Promise<Proposal[]> {
@@ -330,9 +332,9 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return state;
   }
 
-  async failPerception(perception: Perception, process: string, error: unknown): Promise<void> {
+  async failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
     const message = (error as Error)?.message ?? String(error);
-    this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process });
+    this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
     try {
       // A held perception is not in the inbox yet: the failure is kept there all the same.
       if (this.#held.recordOf(perception.id)) await this.#writes.run(() => this.store.receive(perception.id, perception));
@@ -345,8 +347,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     }
   }
 
-  emitError(message: string, process: string, perceptionId: string): void {
-    this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", message, process, perceptionId });
+  emitError(message: string, process: string, perceptionId: string, turnId?: string): void {
+    this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", message, process, perceptionId, ...(turnId !== undefined ? { turnId } : {}) });
   }
 
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void {

@@ -28,7 +28,7 @@ export interface TurnServices {
   review(draft: TurnDraft, perception: Perception): Promise<Proposal[]>;
   /** Commits in order with every other write of this soul, then does the post-commit work. */
   commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState>;
-  failPerception(perception: Perception, process: string, error: unknown): Promise<void>;
+  failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void>;
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void;
   emitTurn(turn: number, process: string, perceptionId: string, startedAt: number, turnId: string): void;
   emit(event: SoulEvent): void;
@@ -225,7 +225,7 @@ export class TurnRunner {
     if (this.#turn === turn) this.#turn = undefined;
     turn.ism = undefined;
     endIsmRuns(turn);
-    await this.#soul.failPerception(turn.perception, input.process, error);
+    await this.#soul.failPerception(turn.perception, input.process, error, turn.draft.turnId);
   }
 
   /** Enters the process: who came before it, and the run its hooks will find. */

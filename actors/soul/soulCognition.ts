@@ -1,5 +1,6 @@
 import { defaultCognitionContext, type CognitionContext } from "../../runtime/cognition/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
+import type { ProcessRun } from "./ProcessRun.ts";
 
 /**
  * The cognition context of a soul: the one it was given (or the embedded default) with the
@@ -17,4 +18,14 @@ export function soulCognition(blueprint: SoulBlueprint, base: CognitionContext |
     };
   }
   return soul;
+}
+
+/**
+ * The work a run does when no person is waiting on it, for budgets to stop first: a
+ * subprocess after the turn, or a turn the soul scheduled for itself (an internal
+ * perception). Undefined for a turn someone's message started.
+ */
+export function autonomousWork(run: Pick<ProcessRun, "kind" | "perception">): "subprocess" | "schedule" | undefined {
+  if (run.kind === "subprocess") return "subprocess";
+  return run.perception.internal === true ? "schedule" : undefined;
 }

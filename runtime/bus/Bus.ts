@@ -13,6 +13,8 @@
  *   stream drop a repeat within the dedupe window, so re-publishing after a crash is safe.
  */
 
+import { componentLogger } from "../log/index.ts";
+
 /** Headers travel as NATS headers; the bus keeps the last value of a repeated key. */
 export type BusHeaders = Readonly<Record<string, string>>;
 
@@ -153,5 +155,5 @@ export type HandlerErrorReporter = (err: unknown, context: { subject: string; co
 
 export const defaultHandlerErrorReporter: HandlerErrorReporter = (err, ctx) => {
   const where = ctx.consumer ? `durable consumer ${ctx.consumer}` : `subscription on ${ctx.subject}`;
-  console.error(`[ensoul bus] handler error in ${where}: ${err instanceof Error ? err.message : String(err)}`);
+  componentLogger("bus").error(`handler error in ${where}: ${err instanceof Error ? err.message : String(err)}`);
 };

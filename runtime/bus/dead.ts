@@ -5,6 +5,7 @@
  * dead subject into a second copy of a hostile or huge message.
  */
 import { Packr, Unpackr } from "msgpackr";
+import { componentLogger } from "../log/index.ts";
 import type { Bus } from "./Bus.ts";
 import { clusterSubjects } from "./subjects.ts";
 
@@ -67,6 +68,21 @@ export function decodeDeadLetter(bytes: Uint8Array): DeadLetter | null {
   return { v: DEAD_LETTER_VERSION, subject: r.subject, reason: r.reason, size: r.size, head: r.head, ts: r.ts };
 }
 
+/** Told of each dead letter this process publishes, with the bus it went on (so a node counts only its own). */
+export type DeadLetterObserver = (bus: Bus, letter: DeadLetter) => void;
+
+const observers = new Set<DeadLetterObserver>();
+
+/**
+ * Watches the dead letters published from this process: they are written from many places (the
+ * bus's receivers, the node's intake, skill gates), and counting them for metrics at each
+ * would be easy to miss in the next one. Returns the function that stops watching.
+ */
+export function observeDeadLetters(observer: DeadLetterObserver): () => void {
+  observers.add(observer);
+  return () => void observers.delete(observer);
+}
+
 /**
  * Publishes a dead letter. Never throws: a receiver calls this from its message loop, and
  * failing to report a bad message must not stop it from serving good ones. Resolves to
@@ -75,10 +91,18 @@ export function decodeDeadLetter(bytes: Uint8Array): DeadLetter | null {
 export async function deadLetter(bus: Bus, cluster: string, input: DeadLetterInput): Promise<boolean> {
   try {
     const subject = clusterSubjects(cluster).dead;
-    await bus.publish(subject, encodeDeadLetter(makeDeadLetter(input)));
+    const record = makeDeadLetter(input);
+    await bus.publish(subject, encodeDeadLetter(record));
+    for (const observer of observers) {
+      try {
+        observer(bus, record);
+      } catch {
+        // An observer counts; its failure must not make a published dead letter look unpublished.
+      }
+    }
     return true;
   } catch (err) {
-    console.error(`[ensoul bus] could not dead-letter a message from ${input.subject} (${input.reason}): ${err instanceof Error ? err.message : String(err)}`);
+    componentLogger("bus").error(`could not dead-letter a message from ${input.subject} (${input.reason}): ${err instanceof Error ? err.message : String(err)}`);
     return false;
   }
 }

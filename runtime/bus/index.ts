@@ -62,9 +62,21 @@ export {
   type VerdictBody,
   type WhisperBody,
 } from "./envelope.ts";
-export { deadLetter, decodeDeadLetter, encodeDeadLetter, makeDeadLetter, DEAD_LETTER_HEAD_BYTES, type DeadLetter, type DeadLetterInput } from "./dead.ts";
+export {
+  deadLetter,
+  decodeDeadLetter,
+  encodeDeadLetter,
+  makeDeadLetter,
+  observeDeadLetters,
+  DEAD_LETTER_HEAD_BYTES,
+  type DeadLetter,
+  type DeadLetterInput,
+  type DeadLetterObserver,
+} from "./dead.ts";
+export { DEAD_LETTER_CATEGORIES, deadLetterCategory, type DeadLetterCategory } from "./deadLetterCategory.ts";
 export { acceptEnvelopes, type AcceptOptions } from "./receive.ts";
-export { redactSecrets, REDACTED, SECRET_PATTERNS, type SecretPattern } from "./secrets.ts";
+// The credential shapes live with the log (runtime/log), which redacts every line it prints.
+export { redactSecrets, REDACTED, SECRET_PATTERNS, type SecretPattern } from "../log/index.ts";
 export {
   BusClosedError,
   BusError,

@@ -38,7 +38,7 @@ import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterE
 import { BusClosedError, BusError, BusTimeoutError, DurablePublishError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { MSG_ID_HEADER, NatsSubscription, toHeaders } from "./natsMessages.ts";
 import { ensureStream, NatsDurableRunner } from "./natsStream.ts";
-import { redactSecrets } from "./secrets.ts";
+import { redactSecrets } from "../log/index.ts";
 import { assertPublishSubject } from "./subjectMatch.ts";
 import { assertName, streamName, streamSubjects } from "./subjects.ts";
 

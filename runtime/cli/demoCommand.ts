@@ -61,7 +61,6 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       config: loaded,
       data,
       env,
-      log: (line) => process.stderr.write(`[ensoul demo] ${line}\n`),
       ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {

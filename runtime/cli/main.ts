@@ -1,9 +1,11 @@
 import { Command, CommanderError } from "commander";
-import { redactSecrets } from "../bus/index.ts";
+import { redactSecrets } from "../log/index.ts";
 import { quietOnBrokenPipe } from "./brokenPipe.ts";
-import { DEFAULT_DATA_DIR } from "../node/index.ts";
+// The store's default path is the node's DEFAULT_DATA_DIR; its own folder loads no LMDB (`--help` stays fast).
+import { DEFAULT_PATH as DEFAULT_DATA_DIR } from "../store/defaults/index.ts";
 import { CliError } from "./CliError.ts";
-import { registerNatsConfigCommand } from "./natsConfigCommand.ts";
+import { registerNatsConfigCommand } from "./natsConfigCommandLine.ts";
+import { registerSoulCommand } from "./soulCommandLine.ts";
 import { clusterFrom, natsOptionsFrom, requireNats, withNatsOptions, type NatsFlags } from "./natsOptions.ts";
 import { warn } from "./warning.ts";
 
@@ -16,7 +18,21 @@ const program = new Command()
   .name("ensoul")
   .description("An actor runtime for AI souls")
   .showHelpAfterError()
-  .exitOverride();
+  .exitOverride()
+  .option("--log-level <level>", "how much the runtime logs on stderr: fatal, error, warn, info (default), debug (every turn), trace, silent (env ENSOUL_LOG_LEVEL)")
+  .configureHelp({ showGlobalOptions: true })
+  // Before any command runs: the log is configured once, from the flag or the environment.
+  .hook("preAction", async (root) => {
+    const flag = root.opts<{ logLevel?: string }>().logLevel;
+    const fromEnv = process.env.ENSOUL_LOG_LEVEL?.trim() || undefined;
+    if (flag === undefined && fromEnv === undefined) return;
+    const { configureLogging, parseLogLevel, LogLevelError } = await import("../log/index.ts");
+    try {
+      configureLogging({ level: parseLogLevel(flag ?? fromEnv!, flag !== undefined ? "--log-level" : "ENSOUL_LOG_LEVEL") });
+    } catch (err) {
+      throw err instanceof LogLevelError ? new CliError(err.message) : err;
+    }
+  });
 
 const positiveInt = (flag: string) => (value: string) => {
   const n = Number(value);
@@ -32,9 +48,11 @@ withNatsOptions(
     .option("-n, --node <name>", "which node of the config this process is (env ENSOUL_NODE); needed with --nats when the config names several")
     .option("-d, --data <dir>", "data directory, instead of the config's (each node keeps LMDB in <dir>/<node>)")
     .option("--status <mode>", "live status: auto (refreshing on a terminal, a line per change otherwise), lines, or off", "auto")
-    .option("--inspect [port|ws-url]", "stream the machines of the node's souls, daimons and skill gates to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)"),
+    .option("--inspect [port|ws-url]", "stream the machines of the node's souls, daimons and skill gates to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)")
+    .option("--console", "read `@soul text` lines from stdin and print the answers, also when stdin is not a terminal (on a terminal it is on)")
+    .option("--metrics <[host:]port>", "serve Prometheus metrics at http://<host>:<port>/metrics (host 127.0.0.1 unless given; port 0: any free port)"),
   { cluster: true },
-).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string; inspect?: string | boolean }) => {
+).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string; inspect?: string | boolean; console?: boolean; metrics?: string }) => {
   if (!["auto", "lines", "off"].includes(opts.status)) throw new CliError(`--status must be auto, lines or off, got '${opts.status}'`);
   const { upCommand } = await import("./upCommand.ts");
   await upCommand(config, opts);
@@ -98,6 +116,36 @@ withNatsOptions(
   const { whisperCommand } = await import("./whisperCommand.ts");
   await whisperCommand({ nats: requireNats(opts, "whisper"), cluster: clusterFrom(opts), soul, text, source: opts.source });
 });
+
+program
+  .command("dev")
+  .description("run a soul (ensoul chat) or a cluster config (ensoul up) and run it again when its code changes, memory kept; code that does not load is shown and the last good version keeps running")
+  .argument("[target]", "a soul's path (./souls/ada) or a cluster config (default: ensoul.yaml or ensoul.config.ts here)")
+  .option("-d, --data <dir>", "data directory, as for chat and up")
+  .action(async (target: string | undefined, opts: { data?: string }) => {
+    const [{ devCommand }, { findConfigFile }] = await Promise.all([import("./devCommand.ts"), import("../node/index.ts")]);
+    await devCommand(target ?? findConfigFile(undefined), opts.data !== undefined ? { data: opts.data } : {});
+  });
+
+program
+  .command("dev-check", { hidden: true })
+  .option("--soul <path>")
+  .option("--config <file>")
+  .action(async (opts: { soul?: string; config?: string }) => {
+    const { devCheckCommand } = await import("./devCommand.ts");
+    await devCheckCommand(opts);
+  });
+
+program
+  .command("init")
+  .description("write a new soul project into <dir>: a soul (persona, mental processes, an ISM phase), ensoul.yaml, a test on the offline model")
+  .argument("<dir>", "the new project's folder (new or empty)")
+  .option("--ensoul <spec>", "what package.json depends on for ensoul: a version range, a tarball or a folder (default: the version running this)")
+  .option("--name <name>", "the soul's display name (default: from the folder's name)")
+  .action(async (dir: string, opts: { ensoul?: string; name?: string }) => {
+    const { initCommand } = await import("./initCommand.ts");
+    initCommand(dir, { ...(opts.ensoul !== undefined ? { ensoul: opts.ensoul } : {}), ...(opts.name !== undefined ? { name: opts.name } : {}) });
+  });
 
 withNatsOptions(
   program
@@ -163,6 +211,7 @@ withNatsOptions(
 });
 
 registerNatsConfigCommand(program);
+registerSoulCommand(program);
 
 quietOnBrokenPipe();
 try {

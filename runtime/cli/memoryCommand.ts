@@ -1,5 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { findSoul, requestControl } from "../node/index.ts";
 import type { SoulMemoryReply } from "../node/index.ts";
@@ -7,6 +6,7 @@ import type { NatsConnectOptions } from "../node/index.ts";
 import { openStore, userModels, type UserModelVersion } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus } from "./clusterTarget.ts";
+import { dataEnvironments as environments } from "./dataEnvironments.ts";
 
 export interface MemoryCommandOptions {
   soul: string;
@@ -113,20 +113,6 @@ function describeUserModels(r: UserModelsReport, users: string[]): string[] {
     for (const path of r.exported) lines.push(`  ${path}`);
   }
   return lines;
-}
-
-/**
- * The LMDB environments under a data directory: one per node below it, then the directory
- * itself when it is an environment (given as `<data>/<node>`, or written by an `ensoul chat`
- * from before every command shared the node layout).
- */
-function environments(data: string): { dir: string; node: string }[] {
-  const root = resolve(data);
-  if (!existsSync(root)) throw new CliError(`no data directory at ${data}`);
-  const nodes = readdirSync(root, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(root, e.name, "data.mdb")))
-    .map((e) => ({ dir: join(root, e.name), node: e.name }));
-  return existsSync(join(root, "data.mdb")) ? [...nodes, { dir: root, node: "(local)" }] : nodes;
 }
 
 async function memoryFromDisk(soulId: string, data: string): Promise<SoulMemoryReply> {

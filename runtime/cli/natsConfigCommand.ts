@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
-import type { Command } from "commander";
 import { BusError } from "../bus/index.ts";
 import { assertRole, natsServerConfig, passwordEnvVar, type NatsServerConfigOptions, type NatsUserSpec } from "../bus/permissions/index.ts";
 import { CliError } from "./CliError.ts";
@@ -196,31 +195,4 @@ export async function natsConfigCommand(options: NatsConfigCommandOptions): Prom
   if (!options.sharedInbox) notes.push("clients must connect with inboxPrefix _INBOX_<user> (or use --shared-inbox)");
   stderr(notes.map((n) => `# ensoul nats-config: ${n}\n`).join(""));
   return { config, users: summaries };
-}
-
-function collectValues(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-/** Adds `nats-config` to the `ensoul` program (main.ts calls this once). */
-export function registerNatsConfigCommand(program: Command): Command {
-  return program
-    .command("nats-config")
-    .description("print a nats-server config giving each ensoul user the NATS permissions of its role (see docs/SECURITY.md)")
-    .option("-c, --cluster <name>", "a cluster (repeat for several; each then gets its own account)", collectValues, [])
-    .option(
-      "-u, --user <spec>",
-      "name:role=<node|bridge|daimon|gate|chat>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:speak][:nkey=U...] (repeat)",
-      collectValues,
-      [],
-    )
-    .option("--store-dir <dir>", "JetStream store directory")
-    .option("-p, --port <port>", "client port")
-    .option("--host <host>", "listen address")
-    .option("--shared-inbox", "let every user subscribe to _INBOX.> (for clients that cannot set an inbox prefix)")
-    .option("--isolation <mode>", "accounts (default with several clusters) or single-account")
-    .option("-o, --out <file>", "write the config to this file (mode 0600) instead of stdout")
-    .action(async (opts: { cluster: string[]; user: string[]; storeDir?: string; port?: string; host?: string; sharedInbox?: boolean; isolation?: string; out?: string }) => {
-      await natsConfigCommand(opts);
-    });
 }

@@ -16,7 +16,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { redactSecrets } from "../bus/index.ts";
+import { redactSecrets } from "../log/index.ts";
 import type { NatsConnectOptions } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { warn as warnOnStderr } from "./warning.ts";

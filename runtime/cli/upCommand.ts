@@ -10,6 +10,7 @@
 import { resolve } from "node:path";
 import type { Inspection } from "../inspect/index.ts";
 import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
+import { rootLogger } from "../log/index.ts";
 import { CliError } from "./CliError.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
@@ -23,8 +24,12 @@ export interface UpCommandOptions extends NatsFlags {
   status?: string;
   /** `--inspect [port|ws-url]`: true for the bare flag (the local relay on 8080). */
   inspect?: string | boolean;
+  /** `--metrics [host:]port`: serve Prometheus metrics at `/metrics` (on 127.0.0.1 without a host). */
+  metrics?: string;
   env?: NodeJS.ProcessEnv;
   out?: NodeJS.WriteStream;
+  /** Read `@soul text` lines from stdin and print the answers (default: when stdin is a terminal). */
+  console?: boolean;
 }
 
 export async function upCommand(configArg: string | undefined, options: UpCommandOptions): Promise<void> {
@@ -46,6 +51,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   }
   const nats = natsOptionsFrom(options, env);
   const nodeId = options.node ?? (env.ENSOUL_NODE?.trim() || undefined);
+  const metrics = options.metrics !== undefined ? await metricsFlag(options.metrics) : undefined;
 
   const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
   let node: EnsoulNode;
@@ -56,7 +62,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
       ...(nats ? { nats } : {}),
       ...(options.data !== undefined ? { data: resolve(options.data) } : {}),
       env,
-      log: (line) => process.stderr.write(`[ensoul ${nodeId ?? "node"}] ${line}\n`),
+      ...(metrics ? { metrics: true } : {}),
       ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {
@@ -74,11 +80,22 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     `ensoul up: node ${node.id} of cluster ${node.cluster} on ${where}; souls: ${node.souls.join(", ") || "(none)"}; data in ${nodeDataDir(options.data ?? loaded.config.data, node.id)}\n`,
   );
   if (inspection) out.write(`ensoul up: machines streamed to the Stately inspector at ${inspection.url}\n`);
+  const metricsServer =
+    metrics &&
+    (await serveNodeMetrics(metrics, node, async () => {
+      await node.stop().catch(() => undefined);
+      await inspection?.stop();
+    }));
+  if (metricsServer) out.write(`ensoul up: metrics at ${metricsServer.url}\n`);
   for (const b of Object.values(node.registry.getSnapshot().context.bridges)) {
     out.write(`ensoul up: bridge ${b.name} (${b.type}, soul ${b.soul}): ${b.state}${b.url ? ` at ${b.url}` : ""}${b.state === "failed" && b.lastError ? `: ${b.lastError}` : ""}\n`);
   }
   const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
   out.write(tty ? "" : `ensoul up: ready\n`);
+  const talk = (options.console ?? Boolean(process.stdin.isTTY))
+    ? (await import("./upConsole.ts")).startUpConsole(node, { input: process.stdin, note: (l) => display.note(l), user: env.USER || "user" })
+    : undefined;
+  if (talk) display.note(`ensoul up: talk to a soul with @<soul> <text>`);
 
   const shutdown = watchShutdown({ command: "up", finishing: `stopping node ${node.id}: finishing the running turns…`, note: display.note });
   // Its outcome is awaited below, whoever stopped the node (a signal, or `ensoul stop`).
@@ -88,12 +105,40 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     await node.stopped;
     await node.stop().catch((err: unknown) => (failed = err));
   } finally {
+    talk?.stop();
     shutdown.dispose();
     display.stop();
+    await metricsServer?.close();
     await inspection?.stop();
   }
   // Each failed step was reported as it failed; the exit says the stop was not clean.
   if (failed) throw new CliError(failed instanceof Error ? failed.message : String(failed), 1);
   const souls = Object.values(node.registry.getSnapshot().context.souls);
   out.write(`ensoul up: node ${node.id} stopped; ${souls.reduce((n, s) => n + s.turns, 0)} committed turns persisted\n`);
+}
+
+type MetricsModule = typeof import("../metrics/index.ts");
+type MetricsServer = Awaited<ReturnType<MetricsModule["serveMetrics"]>>;
+
+/** `--metrics`, checked before the node starts; prom-client is loaded only when it is given. */
+async function metricsFlag(value: string): Promise<{ module: MetricsModule; address: ReturnType<MetricsModule["parseMetricsAddress"]> }> {
+  const module = await import("../metrics/index.ts");
+  try {
+    return { module, address: module.parseMetricsAddress(value) };
+  } catch (err) {
+    throw err instanceof module.MetricsAddressError ? new CliError(err.message) : err;
+  }
+}
+
+/** The node's metrics on their port; if the port cannot be had, the node is stopped (`undo`) and the command fails. */
+async function serveNodeMetrics({ module, address }: Awaited<ReturnType<typeof metricsFlag>>, node: EnsoulNode, undo: () => Promise<unknown>): Promise<MetricsServer> {
+  const log = rootLogger().child({ node: node.id });
+  try {
+    return await module.serveMetrics(node.metrics!, address, (err) => log.error(`could not collect the metrics: ${(err as Error).message}`));
+  } catch (err) {
+    await undo();
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "EADDRINUSE" ? "the port is in use" : code === "EACCES" ? "permission denied" : (err as Error).message;
+    throw new CliError(`--metrics: cannot listen on ${address.host}:${address.port} (${why})`, 1);
+  }
 }

@@ -13,6 +13,25 @@ export interface CognitionContext {
   onUsage?: (usage: Usage, info: { step: string; provider: string; model: string; soul: string }) => void;
   /** Aborts every step of the turn (a cancelled subprocess, a stopping soul). */
   signal?: AbortSignal;
+  /**
+   * Set while work runs that no person is waiting on: `schedule`, `subprocess`, `ism`,
+   * `daimon`. Budgets stop such work first (undefined: a turn someone's message started).
+   */
+  work?: string;
+  /**
+   * Asked before every step's model call, with the call about to be made; it throws to refuse
+   * the call (a soul whose budget is spent), and the step fails with that error at once.
+   */
+  admit?: (call: ModelCallRequest) => void;
+}
+
+/** A model call about to be made, as `admit` sees it. */
+export interface ModelCallRequest {
+  step: string;
+  soul: string;
+  /** `provider:model`. */
+  model: string;
+  work?: string;
 }
 
 const storage = new AsyncLocalStorage<CognitionContext>();
@@ -38,13 +57,15 @@ export interface ResolvedModel {
   name: string;
 }
 
-/** Turns a step's requested model (or the context default) into a provider and model id. */
+/** Turns a step's requested model (or the context default) into a provider and model id; throws if the context refuses the call. */
 export function resolveStepModel(ctx: CognitionContext, step: string, soul: string, requested?: string): ResolvedModel {
   // The turn's selector speaks first; otherwise the registry's own selector (if one was set
   // there) decides, falling back to the requested name and then the turn's default.
   const chosen = ctx.modelSelector?.({ step, soul, requested });
   const { model, modelId, name } =
     chosen !== undefined ? ctx.registry.resolve(chosen) : ctx.registry.select({ step, soul, requested }, ctx.defaultModel);
+  // Every step resolves its model right before calling it: the one place to refuse a call.
+  ctx.admit?.({ step, soul, model: name, ...(ctx.work !== undefined ? { work: ctx.work } : {}) });
   return { model, modelId, name };
 }
 

@@ -25,6 +25,7 @@ export {
   defaultCognitionContext,
   resolveStepModel,
   type CognitionContext,
+  type ModelCallRequest,
   type ResolvedModel,
 } from "./CognitionContext.ts";
 export {

@@ -23,6 +23,7 @@
 import type { SkillGateHandle } from "../../actors/gate/index.ts";
 import type { Soul } from "../../actors/soul/index.ts";
 import type { Bus, ClusterSubjects } from "../bus/index.ts";
+import type { MetricsSource } from "../metrics/index.ts";
 import type { Store } from "../store/index.ts";
 import type { DaimonStatusEntry, NodeStatus, SoulMemoryReply } from "./controlProtocol.ts";
 import { hostedDaimons, startDaimons, type NodeDaimons } from "./daimons.ts";
@@ -51,6 +52,8 @@ export interface EnsoulNode {
   readonly registry: NodeRegistry;
   /** Ids of the souls this node hosts. */
   readonly souls: readonly string[];
+  /** With `metrics: true`: the node's metrics in Prometheus form (serve them with runtime/metrics `serveMetrics`). */
+  readonly metrics?: MetricsSource;
   /** The live soul (activated from LMDB if it was passivated). */
   soul(id: string): Promise<Soul>;
   status(): NodeStatus;
@@ -86,7 +89,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   const feed = startRegistryStep(plan, store, bus.kind);
   cleanups.push(async () => feed.stopFlushing());
   const { registry, live } = feed;
-  const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), ...(options.registry ? { registry: options.registry } : {}) });
+  const metrics = options.metrics ? (await import("./nodeMetrics.ts")).createNodeMetrics(plan, feed, bus) : undefined; // prom-client only when asked for
+  cleanups.push(async () => metrics?.stop());
+  const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), ...(options.registry ? { registry: options.registry } : {}), ...(metrics ? { metrics } : {}) });
   const souls = hostNodeSouls(plan, ground, feed, output, options.inspect);
 
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
@@ -94,7 +99,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(async () => void (await Promise.all(skillGates.map((g) => g.stop()))));
   await souls.resumeLeftovers();
 
-  const daimons: NodeDaimons = startDaimons({ bus, cognition: output.cognition, daimons: hostedDaimons(plan), onChange: (d) => registry.trigger.daimonSet(d), onError: report, ...inspect });
+  const daimons: NodeDaimons = startDaimons({ bus, cognitionOf: output.daimonCognition, daimons: hostedDaimons(plan), onChange: (d) => registry.trigger.daimonSet(d), onError: report, ...inspect });
   cleanups.push(() => daimons.stop());
 
   const inputs = await openNodeInputs(plan, ground, { feed, output, souls, nats: options.nats }, cleanups);
@@ -136,6 +141,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     store,
     registry,
     souls: [...plan.hosted.keys()],
+    ...(metrics ? { metrics } : {}),
     soul: souls.soulOf,
     status,
     memory,
@@ -185,6 +191,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
     ["stopping skill gates", () => stopEach(n.skillGates, (g) => g.stop(), (g) => `skill gate ${g.skill}`)],
     ["marking the souls stopped", () => (feed.stopFlushing(), feed.markStopped(hosted.keys()), control.beat())],
     ["stopping node control", () => control.stop()],
+    ["stopping the metrics", () => output.metrics?.stop()],
     ["draining the bus", () => ownsBus && bus.drain()],
     ["closing the store", () => store.close()],
   ];

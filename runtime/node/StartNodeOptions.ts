@@ -4,6 +4,7 @@
  */
 import type { SoulHostOptions } from "../../actors/soul/index.ts";
 import type { Bus } from "../bus/index.ts";
+import type { Logger } from "../log/index.ts";
 import type { ModelRegistry } from "../providers/index.ts";
 import type { StoreOptions } from "../store/index.ts";
 import type { ClusterConfig } from "./clusterConfig.ts";
@@ -36,8 +37,19 @@ export interface StartNodeOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A model registry instead of one built from `env` (tests, benchmarks). */
   registry?: ModelRegistry;
-  /** Warnings and errors the node keeps running through (default: one line each on stderr). */
+  /**
+   * The log the node writes to: warnings and errors it keeps running through, a soul's failed
+   * turns, and at `debug` every turn, each line with the node, the soul and the turn's trace.
+   * Default: the runtime's root logger (runtime/log: `ENSOUL_LOG_LEVEL`, `--log-level`).
+   */
+  logger?: Logger;
+  /** Instead of `logger`: each warning and error line's text, handed to this function (tests). */
   log?: (line: string) => void;
+  /**
+   * Count what the node does in Prometheus form (`node.metrics`; runtime/metrics names the
+   * series): turns, provider calls, gate decisions, dead letters, budgets, souls and queues.
+   */
+  metrics?: boolean;
   /**
    * XState's inspect observer (`createInspection(...).inspect`): every soul the node activates,
    * its daimons and the skill gates it serves report there. Stop the node before the inspection.

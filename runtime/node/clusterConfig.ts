@@ -16,6 +16,7 @@ import { isBlueprint, isSoulPath } from "./soulModule.ts";
 import { modelName, token } from "./configFields.ts";
 import { ConfigError, formatPath, issueMessage, issuePath } from "./configError.ts";
 import { gateSpec, skillGateSchema } from "./gateConfig.ts";
+import { soulBudgetSchema } from "./budgetConfig.ts";
 
 
 const blueprintRef = z.union([z.string().min(1), z.custom<SoulBlueprint>(isBlueprint, "must be a builtin soul's name or a blueprint made with defineSoul()")]);
@@ -37,6 +38,8 @@ const soulSchema = z.strictObject({
   streamChunks: z.boolean().optional(),
   /** Perceptions this soul may keep waiting behind its running turn; default `runtime.maxQueued`. */
   maxQueued: z.number().int().min(1).max(1_000_000).optional(),
+  /** Tokens and model calls per hour and day; autonomous work stops at it (budgetConfig.ts). */
+  budget: soulBudgetSchema.optional(),
 });
 
 const daimonSchema = z

@@ -8,6 +8,7 @@ import type { CognitionContext } from "../cognition/index.ts";
 import { resolveDaimon } from "./clusterConfig.ts";
 import type { DaimonStatusEntry } from "./controlProtocol.ts";
 import type { NodePlan } from "./nodePlan.ts";
+import { BudgetSpentError } from "./soulBudgets.ts";
 
 export interface NodeDaimons {
   list(): DaimonStatusEntry[];
@@ -22,7 +23,8 @@ export interface StartDaimonsOptions {
   bus: Bus;
   /** The daimons whose soul this node hosts (builtins filled in), with their personas (inline, read from their files, or the builtin's). */
   daimons: { entry: ReturnType<typeof resolveDaimon>; persona: string; soulName: string }[];
-  cognition: CognitionContext;
+  /** What the daimon of a soul thinks with (nodeCognition's `forDaimon`: its calls are charged to the soul). */
+  cognitionOf(soulId: string): CognitionContext;
   onChange(entry: DaimonStatusEntry): void;
   onError(err: unknown, what: string): void;
   inspect?: StartDaimonOptions["inspect"];
@@ -41,8 +43,9 @@ export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
         ...(entry.model !== undefined ? { model: entry.model } : {}),
         ...(entry.everyN !== undefined ? { everyN: entry.everyN } : {}),
       },
-      cognition: o.cognition,
-      onError: (err, phase) => o.onError(err, `daimon ${entry.name} of ${entry.soul} (${phase})`),
+      cognition: o.cognitionOf(entry.soul),
+      // A divination refused for the soul's spent budget was announced once (soulBudgets.ts); the daimon just waits.
+      onError: (err, phase) => void (err instanceof BudgetSpentError || o.onError(err, `daimon ${entry.name} of ${entry.soul} (${phase})`)),
       ...(o.inspect ? { inspect: o.inspect } : {}),
     });
     o.onChange({ soul: entry.soul, name: entry.name, mode: handle.mode });

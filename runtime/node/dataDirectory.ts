@@ -5,11 +5,11 @@
  * so after `npm start` the chat, the memory command and the next demo meet the same souls
  * in `./.ensoul/local`.
  *
- * The default path itself is the store's (runtime/store/defaultPath.ts), read through the
- * store's index.ts like every import across folders.
+ * The default path itself is the store's (runtime/store/defaults/), read through that
+ * folder's index.ts, which loads no LMDB, so the CLI's help can show it at once.
  */
 import { join, resolve } from "node:path";
-import { DEFAULT_PATH } from "../store/index.ts";
+import { DEFAULT_PATH } from "../store/defaults/index.ts";
 
 /** The data directory of every command when none is given. */
 export const DEFAULT_DATA_DIR = DEFAULT_PATH;

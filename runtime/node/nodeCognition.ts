@@ -7,12 +7,18 @@
  * Model precedence for a step: the model the step asks for, then the soul's model from the
  * config (`providers.souls`), then the blueprint's own default, then `providers.default`,
  * then the best provider with a key (else offline).
+ *
+ * The souls' own budgets (soulBudgets.ts) are checked before each call (`admit`) and charged
+ * after it; a daimon thinks in a context of its own (`forDaimon`) that charges its soul, since
+ * no turn is running when it divines. With `observe`, every call is reported (metrics).
  */
 import { currentTurn } from "../../actors/soul/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/index.ts";
 import type { ClusterConfig } from "./clusterConfig.ts";
 import type { BuiltGate } from "./gates.ts";
+import { observeModels, type ModelCallObserver } from "./observedModels.ts";
+import type { SoulBudgets } from "./soulBudgets.ts";
 
 export interface NodeCognitionOptions {
   config: ClusterConfig;
@@ -21,7 +27,18 @@ export interface NodeCognitionOptions {
   registry?: ModelRegistry;
   /** The budget gates of a soul, to charge its usage to. */
   budgetsOf(soulId: string): readonly BuiltGate[];
+  /** The souls' own budgets, when any hosted soul has one. */
+  budgets?: SoulBudgets;
+  /** Told of every model call made through the node's registry (metrics). */
+  observe?: ModelCallObserver;
   onError(err: unknown, what: string): void;
+}
+
+export interface NodeCognition {
+  /** What the node's souls think with. */
+  readonly cognition: CognitionContext;
+  /** What a daimon of this soul thinks with: its calls are the soul's autonomous work. */
+  forDaimon(soulId: string): CognitionContext;
 }
 
 export class ModelConfigError extends Error {
@@ -31,8 +48,9 @@ export class ModelConfigError extends Error {
   }
 }
 
-export function nodeCognition(o: NodeCognitionOptions): CognitionContext {
-  const registry = o.registry ?? createDefaultRegistry(o.env);
+export function nodeCognition(o: NodeCognitionOptions): NodeCognition {
+  const base = o.registry ?? createDefaultRegistry(o.env);
+  const registry = o.observe ? observeModels(base, o.observe) : base;
   const defaultModel = o.config.providers.default ?? defaultModelName(o.env);
   const perSoul = new Map(Object.entries(o.config.providers.souls ?? {}));
 
@@ -49,7 +67,8 @@ export function nodeCognition(o: NodeCognitionOptions): CognitionContext {
   // A builtin daimon's own model choice is its business (Kothar takes Groq when there is a key); only ours is checked.
   o.config.daimons.forEach((d, i) => d.model !== undefined && check(`daimons[${i}].model`, d.model));
 
-  return {
+  const { budgets } = o;
+  const cognition: CognitionContext = {
     registry,
     defaultModel,
     modelSelector: ({ requested }) => {
@@ -60,9 +79,31 @@ export function nodeCognition(o: NodeCognitionOptions): CognitionContext {
     onUsage: (usage, info) => {
       const soulId = currentTurn()?.soulId;
       if (soulId === undefined) return;
+      const model = `${info.provider}:${info.model}`;
       for (const b of o.budgetsOf(soulId)) {
-        b.budget?.record(soulId, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, model: `${info.provider}:${info.model}` }).catch((err: unknown) => o.onError(err, `budget of ${soulId}`));
+        b.budget?.record(soulId, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, model }).catch((err: unknown) => o.onError(err, `budget of ${soulId}`));
       }
+      budgets?.charge(soulId, usage, model);
     },
+    ...(budgets
+      ? {
+          admit: (call) => {
+            const soulId = currentTurn()?.soulId;
+            if (soulId !== undefined) budgets.admit(soulId, call.work);
+          },
+        }
+      : {}),
+  };
+  return {
+    cognition,
+    forDaimon: (soulId) =>
+      budgets
+        ? {
+            ...cognition,
+            work: "daimon",
+            admit: () => budgets.admit(soulId, "daimon"),
+            onUsage: (usage, info) => budgets.charge(soulId, usage, `${info.provider}:${info.model}`),
+          }
+        : cognition,
   };
 }

@@ -3,7 +3,7 @@
  * and the cluster config before anything is opened. Every later step reads the plan.
  */
 import type { SoulBlueprint } from "../../actors/soul/index.ts";
-import { redactSecrets } from "../bus/index.ts";
+import { lineLogger, redactSecrets, rootLogger, type Logger } from "../log/index.ts";
 import { blueprintOf, parseClusterConfig, type ClusterConfig, type SoulConfig } from "./clusterConfig.ts";
 import type { LoadedClusterConfig } from "./loadClusterConfig.ts";
 import { resolveNodeId } from "./nodeIdentity.ts";
@@ -20,7 +20,11 @@ export interface NodePlan {
   readonly nodeId: string;
   /** The node's address as a sender (`node-<id>`). */
   readonly address: string;
+  /** The node's log (`{ node }` bound): a soul's lines are its children (soulLog.ts). */
+  readonly logger: Logger;
+  /** A warning the node keeps running through. */
   readonly log: (line: string) => void;
+  /** An error the node keeps running through, and what it was doing. */
   readonly report: ReportError;
   /** The souls this node hosts, in config order, and by id. */
   readonly hostedConfigs: readonly SoulConfig[];
@@ -40,8 +44,10 @@ export function planNode(options: StartNodeOptions): NodePlan {
   const config = loaded.config;
   const placement: Placement = options.placement ?? (options.nats || options.bus ? "assigned" : "all");
   const nodeId = resolveNodeId(options, config, placement);
-  // No credential leaves in a log line, whatever it quotes (a NATS error with a URL in it).
-  const log = (line: string) => (options.log ?? ((l: string) => process.stderr.write(`[ensoul ${nodeId}] ${l}\n`)))(redactSecrets(line));
+  const logger = (options.logger ?? (options.log ? lineLogger(options.log) : rootLogger())).child({ node: nodeId });
+  // No credential leaves in a log line, whatever it quotes (a NATS error with a URL in it):
+  // ensoul's log redacts every line it prints, and a caller's own logger gets redacted text.
+  const log = (line: string) => logger.warn(redactSecrets(line));
   const hostedConfigs = soulsFor(config, nodeId, placement);
   return {
     loaded,
@@ -50,8 +56,9 @@ export function planNode(options: StartNodeOptions): NodePlan {
     placement,
     nodeId,
     address: `node-${nodeId}`,
+    logger,
     log,
-    report: (err, what) => log(`${what}: ${err instanceof Error ? err.message : String(err)}`),
+    report: (err, what) => logger.error(redactSecrets(`${what}: ${err instanceof Error ? err.message : String(err)}`)),
     hostedConfigs,
     hosted: new Map(hostedConfigs.map((s) => [s.id, s])),
     known: new Set(config.souls.map((s) => s.id)),

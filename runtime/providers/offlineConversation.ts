@@ -1,12 +1,16 @@
 /**
  * What the offline model reads from a conversation: the seed for its deterministic choices,
- * the step's instruction, who spoke last and what they said.
+ * the step's instruction, who spoke last and what they said, what their words signal (see
+ * offlineSignals.ts), the name they go by, and what the prompt's own sections hold (see
+ * offlinePrompt.ts).
  *
  * It exists apart from the offline model because reading a conversation (fences, Open Souls'
  * `Name said: "..."` frames, snippets) is its own concern, shared by the text, tagged and
  * JSON answers.
  */
 import { fnv1a } from "./offlineChoice.ts";
+import { readPrompt, type PromptReading } from "./offlinePrompt.ts";
+import { readSignals, statedName, type Signals } from "./offlineSignals.ts";
 import type { ChatMessage } from "./LanguageModel.ts";
 
 export interface Conversation {
@@ -29,7 +33,21 @@ export interface Conversation {
   userTurns: number;
   /** The last user message as written (line breaks kept): a daimon's transcript is one message. */
   lastUserRaw: string;
+  /** What the last message signals (read from all of it, not the snippet). */
+  signals: Signals;
+  /** What the same speaker's message before it signals: the turn a periodic check did not see. */
+  previous?: Signals;
+  /** The name the person goes by, once given: in this message, earlier in the history, or in the user model. */
+  name?: string;
+  /** The name was given in the last message. */
+  nameGivenNow: boolean;
+  /** The prompt's own sections. */
+  prompt: PromptReading;
 }
+
+/** How the offline model's monologue records a name, so later turns (and it) can find it in the history. */
+export const NAME_NOTE = (name: string) => `Their name is ${name}.`;
+const NAME_NOTE_PATTERN = /\bTheir name is (\p{L}[\p{L}'’-]{0,29}(?: \p{L}[\p{L}'’-]{0,29})?)\./u;
 
 const SNIPPET_MAX = 100;
 
@@ -44,21 +62,61 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
 
   const users = messages.filter((m) => m.role === "user");
   const lastUser = users.at(-1);
-  let said = "";
+  let text = "";
   let speaker = lastUser?.name;
   if (lastUser) {
     const read = userText(lastUser.content);
     speaker ??= read.speaker;
-    said = snippet(read.text);
+    text = read.text;
   }
-  // The longest earlier message is usually the one with something worth remembering.
-  const earlierTexts = users
+  const theirs = users
     .slice(0, -1)
     .map((m) => ({ name: m.name, ...userText(m.content) }))
     .filter((m) => (m.name ?? m.speaker) === speaker)
-    .map((m) => snippet(m.text));
-  const earlier = earlierTexts.reduce<string | undefined>((best, t) => (t.length > (best?.length ?? 0) ? t : best), undefined);
-  return { seed, command, soulName, speaker, said, earlier, userTurns: users.length, lastUserRaw: lastUser?.content ?? "" };
+    .map((m) => m.text);
+  // The longest earlier message is usually the one with something worth remembering.
+  const earlier = theirs.map(snippet).reduce<string | undefined>((best, t) => (t.length > (best?.length ?? 0) ? t : best), undefined);
+  const signals = readSignals(text);
+  const name = signals.name ?? nameFromHistory(messages.slice(0, lastUser ? messages.lastIndexOf(lastUser) : 0), speaker);
+  const prompt = readPrompt(messages);
+  const c: Conversation = {
+    seed,
+    command,
+    soulName,
+    speaker,
+    said: snippet(text),
+    earlier,
+    userTurns: users.length,
+    lastUserRaw: lastUser?.content ?? "",
+    signals,
+    nameGivenNow: signals.name !== undefined,
+    prompt,
+  };
+  const before = theirs.at(-1);
+  if (before !== undefined) c.previous = readSignals(before);
+  const known = name ?? prompt.modelName;
+  if (known) c.name = known;
+  return c;
+}
+
+/**
+ * The name most recently given, newest message first: the person saying it, or the soul's own
+ * note of it (NAME_NOTE) carrying it on after their message has left the history window.
+ */
+function nameFromHistory(messages: readonly ChatMessage[], speaker: string | undefined): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "user") {
+      const read = userText(m.content);
+      if ((m.name ?? read.speaker) !== speaker) continue;
+      const name = statedName(read.text);
+      if (name) return name;
+    } else if (m.role === "assistant") {
+      const noted = NAME_NOTE_PATTERN.exec(m.content)?.[1];
+      if (noted) return noted;
+    }
+  }
+  return undefined;
 }
 
 /**

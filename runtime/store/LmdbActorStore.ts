@@ -3,10 +3,11 @@
  * holds no LMDB resources of its own), and every method reads or writes only keys that
  * start with this actor's id.
  */
+import { assertDump, describeExisting, dumpActor, removeActorInTransaction, restoreInTransaction, type ActorDump } from "./ActorTransfer.ts";
 import type { AtomicWriter } from "./AtomicWriter.ts";
 import type { Databases } from "./environment.ts";
 import { Inbox } from "./Inbox.ts";
-import { assertEntryId, assertKeyPart, assertToken, prefixRange } from "./keys.ts";
+import { assertEntryId, assertKeyPart, assertToken } from "./keys.ts";
 import { LmdbKvNamespace, type KvNamespace } from "./KvNamespace.ts";
 import { MemoryLog } from "./MemoryLog.ts";
 import { assertOutboxEntry, Outbox } from "./Outbox.ts";
@@ -28,6 +29,14 @@ export interface LmdbActorStore extends ActorStore {
    * what only needs the turn, the process or the metadata (a node listing a thousand souls).
    */
   loadStateHeader(): Omit<ActorState, "workingMemory"> | undefined;
+  /** Everything a copy of this actor elsewhere needs (see ActorTransfer), read at one instant; undefined when it has no state. */
+  dump(): ActorDump | undefined;
+  /**
+   * Writes a dump as this actor, in one transaction. Refused with a StoreError (nothing
+   * written) when the actor has any key here, unless `replace`: then everything it had is
+   * removed in the same transaction. Resolves with what was replaced, if anything.
+   */
+  restore(dump: ActorDump, options?: { replace?: boolean }): Promise<{ replaced?: string }>;
 }
 
 function assertState(actorId: string, state: ActorState): void {
@@ -185,16 +194,44 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     return this.kv(namespace).range({ prefix });
   }
 
+  dump(): ActorDump | undefined {
+    this.#writer.ensureOpen();
+    return dumpActor(this.actorId, this.#dbs, this.#memories);
+  }
+
+  restore(dump: ActorDump, options: { replace?: boolean } = {}): Promise<{ replaced?: string }> {
+    try {
+      assertDump(this.actorId, dump);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const wm = dump.state.workingMemory as { memories?: unknown[] } | undefined;
+    const sizes = (): unknown[] => [
+      { ...dump.state, workingMemory: undefined },
+      ...(Array.isArray(wm?.memories) ? wm.memories : []),
+      ...dump.inbox,
+      ...dump.outbox,
+      ...dump.schedules,
+      ...dump.kv.map((e) => e.value),
+    ];
+    // The log's account is of what this actor had: the restore starts it over.
+    this.#memories.forget();
+    const restoring = this.#writer.write(`restore actor ${this.actorId}`, sizes, () => {
+      const existing = describeExisting(this.actorId, this.#dbs);
+      if (existing !== undefined && options.replace !== true) {
+        throw new StoreError(`actor ${this.actorId} already has data in this store (${existing}); refusing to overwrite it`);
+      }
+      if (existing !== undefined) removeActorInTransaction(this.actorId, this.#dbs);
+      restoreInTransaction(this.actorId, this.#dbs, this.#memories, dump);
+      return existing === undefined ? {} : { replaced: existing };
+    });
+    restoring.catch(() => this.#memories.forget());
+    return restoring;
+  }
+
   /** Removes every key of this actor from every database, in one transaction. */
   destroy(): Promise<void> {
-    const range = prefixRange([this.actorId]);
     this.#memories.forget();
-    return this.#writer.write(`destroy actor ${this.actorId}`, null, () => {
-      for (const db of Object.values(this.#dbs) as Databases[keyof Databases][]) {
-        // Collected first: removing under a live cursor would move it.
-        const keys = [...db.getKeys(range)];
-        for (const key of keys) void db.remove(key);
-      }
-    });
+    return this.#writer.write(`destroy actor ${this.actorId}`, null, () => removeActorInTransaction(this.actorId, this.#dbs));
   }
 }

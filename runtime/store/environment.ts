@@ -27,7 +27,7 @@ import { resolve } from "node:path";
 import { open, type Database, type Key, type RootDatabase, type RootDatabaseOptionsWithPath } from "lmdb";
 import type { ActorState, InboxEntry, OutboxEntry, ScheduledEntry, StoreOptions } from "./types.ts";
 import { StoreError } from "./types.ts";
-import { DEFAULT_PATH } from "./defaultPath.ts";
+import { DEFAULT_PATH } from "./defaults/index.ts";
 import { lockDataDir, type DataDirLock } from "./dataDirLock.ts";
 
 /** An outbox entry with its per-actor creation order, which its id alone does not give. */

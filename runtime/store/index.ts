@@ -7,7 +7,7 @@ export type { LmdbActorStore } from "./LmdbActorStore.ts";
 export type { KvEntry, KvKey, KvNamespace, KvRangeOptions } from "./KvNamespace.ts";
 export type { KeyPart } from "./keys.ts";
 export { ACTOR_ID_MAX_LENGTH, assertActorId } from "./keys.ts";
-export { DEFAULT_PATH } from "./defaultPath.ts";
+export { DEFAULT_PATH } from "./defaults/index.ts";
 export {
   StoreError,
   type ActorState,
@@ -34,3 +34,6 @@ export {
   type UserModelVersion,
 } from "./userModels.ts";
 export { userModelKey, userModelPrefix, userOfModelKey } from "./userModelKeys.ts";
+export type { ActorDump, ActorKvEntry, DumpedInboxEntry } from "./ActorTransfer.ts";
+export { exportSoul, importSoul, serializeSoulFile, type ExportSoulOptions, type ImportSoulOptions, type ImportSoulResult } from "./soulFile.ts";
+export { parseSoulFile, SOUL_FILE_FORMAT, SOUL_FILE_VERSION, SoulFileError, type SoulFile, type SoulFileState, type SoulFileUserModel } from "./soulFileFormat.ts";

@@ -5,7 +5,8 @@ import { createUser } from "@nats-io/nkeys";
 import { Command } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CliError } from "../../../runtime/cli/CliError.ts";
-import { generatePassword, natsConfigCommand, parseUserSpec, registerNatsConfigCommand, type NatsConfigCommandOptions } from "../../../runtime/cli/natsConfigCommand.ts";
+import { generatePassword, natsConfigCommand, parseUserSpec, type NatsConfigCommandOptions } from "../../../runtime/cli/natsConfigCommand.ts";
+import { registerNatsConfigCommand } from "../../../runtime/cli/natsConfigCommandLine.ts";
 
 function run(opts: Partial<NatsConfigCommandOptions> & Pick<NatsConfigCommandOptions, "user">) {
   let out = "";

@@ -1,6 +1,7 @@
 import { unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { createInProcessBus, deadLetter, decodeDeadLetter, encodeDeadLetter, makeDeadLetter, type BusMessage } from "../../../runtime/bus/index.ts";
+import { configureLogging } from "../../../runtime/log/index.ts";
 
 describe("dead letters", () => {
   it("keeps the subject, the reason, the size and only the first 256 bytes", () => {
@@ -28,14 +29,15 @@ describe("dead letters", () => {
     await new Promise((r) => setTimeout(r, 10));
     expect(decodeDeadLetter(got[0].data)).toMatchObject({ subject: "x.y", reason: "bad", size: 3, head: "AQID" });
     await bus.close();
-    const errors: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => void errors.push(args);
+    const errors: string[] = [];
+    configureLogging({ target: { write: (line) => void errors.push(line) }, format: "json" });
     try {
       expect(await deadLetter(bus, "c9", { subject: "x.y", reason: "bad", data: new Uint8Array() })).toBe(false);
     } finally {
-      console.error = original;
+      configureLogging();
     }
+    // One error line in the runtime log, naming the component and what could not be reported.
     expect(errors).toHaveLength(1);
+    expect(JSON.parse(errors[0])).toMatchObject({ level: "error", component: "bus", msg: expect.stringMatching(/^could not dead-letter a message from x\.y \(bad\)/) });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * One list of credential shapes (runtime/bus/secrets.ts) and one redaction: what the gate
+ * One list of credential shapes (runtime/log/secrets.ts) and one redaction: what the gate
  * blocks in speech, the inspector hides in snapshots, and every error and log line about a
  * NATS connection hides, down to a password in a server URL.
  */

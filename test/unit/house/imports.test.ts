@@ -49,23 +49,27 @@ it("names the rule a wrong import breaks", async () => {
     "runtime/cognition/past.ts": `import { soul } from "../../actors/soul/soul.ts"; export const p = soul;`,
     "runtime/store/one.ts": `import { two } from "./two.ts"; export const one = () => two;`,
     "runtime/store/two.ts": `import { one } from "./one.ts"; export const two = () => one;`,
+    "api/index.ts": `export { soul } from "../actors/soul/soul.ts";`,
+    "runtime/bus/entry.ts": `import { soul } from "../../api/index.ts"; export const e = soul;`,
   };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(root, path, ".."), { recursive: true });
     writeFileSync(join(root, path), text);
   }
-  const found = (await violations(root, ["actors", "runtime"])).map((v) => v.split("\n")[0]);
+  const found = (await violations(root, ["api", "actors", "runtime"])).map((v) => v.split("\n")[0]);
   expect(found).toEqual(
     expect.arrayContaining([
       "kernel-imports-no-actor-soul-bridge-or-composer: runtime/bus/upward.ts → actors/soul/index.ts",
       "cognition-imports-no-store-or-bus: runtime/cognition/index.ts → runtime/bus/index.ts",
       "import-other-folders-through-their-index: runtime/cognition/past.ts → actors/soul/soul.ts",
       expect.stringMatching(/^no-cycle-between-files: runtime\/store\/(one|two)\.ts → /),
+      "package-entries-import-folders-through-their-index: api/index.ts → actors/soul/soul.ts",
+      "nothing-imports-the-package-entries: runtime/bus/entry.ts → api/index.ts",
     ]),
   );
 });
 
 it("keeps DESIGN.md's layering: no cycles, the kernel imports no actor, cognition no store, folders through their index.ts", async () => {
-  const roots = ["actors", "runtime", "souls", "bridges"].filter((d) => existsSync(join(repo, d)));
+  const roots = ["api", "actors", "runtime", "souls", "bridges"].filter((d) => existsSync(join(repo, d)));
   expect(await violations(repo, roots)).toEqual([]);
 }, 60_000);

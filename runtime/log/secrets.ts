@@ -3,9 +3,9 @@
  * credentials in text that leaves the process: error messages, logs, banners, inspector
  * snapshots. The secret-scanner gate (actors/gate/secrets.ts) blocks speech by the same list.
  *
- * It lives in the bus, the lowest layer that prints something a secret can be in (a NATS URL
- * in a connection error), so every layer above it can use it: the node, the CLI, the
- * inspector, the gates.
+ * It lives with the log, the lowest layer: every line the log prints is redacted with it, and
+ * every layer above can use it (the bus, for a NATS URL in a connection error; the node, the
+ * CLI, the inspector, the gates).
  *
  * Each pattern is anchored so that ordinary words containing the same letters ("risk-based",
  * "desk-top") do not match, and matches only the secret itself (lookbehinds keep the

@@ -1,0 +1,82 @@
+/**
+ * `ensoul`: what a soul's author needs, and no more. Define a soul (`defineSoul`, the Open
+ * Souls hooks, the cognitive steps, `WorkingMemory`, the ISM), then run it in a script
+ * (`createSoul` with `openStore` or `createMemoryActorStore`, and an outlet to hear it).
+ * Hosting many souls, the bus, the providers, the gates and the bridges are the subpaths
+ * `ensoul/node`, `ensoul/bus`, `ensoul/providers`, `ensoul/gates`, `ensoul/bridges` and
+ * `ensoul/store`. Named exports, not `export *`: whatever is listed here is a promise to users.
+ */
+
+// Defining a soul.
+export { defineSoul, SoulBlueprintError } from "../actors/soul/index.ts";
+export type {
+  SoulBlueprint,
+  SoulDefinition,
+  SoulModels,
+  ProcessDeclaration,
+  DeclaredProcess,
+  DeclaredSubprocess,
+  MentalProcess,
+  MentalProcessArgs,
+  MemoryIntegrator,
+  MemoryIntegratorArgs,
+  ProcessParams,
+  ProcessRef,
+  ProcessResult,
+  TransitionOptions,
+  Perception,
+  PerceptionInput,
+} from "../actors/soul/index.ts";
+export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "../actors/soul/index.ts";
+
+// The hooks a mental process calls.
+export { useActions, usePerceptions, useProcessManager, useProcessMemory, useSoulMemory, useUserModels } from "../actors/soul/index.ts";
+export type {
+  DispatchedAction,
+  PendingScheduledEvent,
+  ProcessManager,
+  ReadonlyRef,
+  Ref,
+  ScheduleEventOptions,
+  ScheduledPerception,
+  SoulActions,
+  UserModelsHook,
+} from "../actors/soul/index.ts";
+
+// Working memory and the cognitive steps.
+export {
+  WorkingMemory,
+  ChatMessageRoleEnum,
+  createCognitiveStep,
+  CognitiveStepError,
+  externalDialog,
+  internalMonologue,
+  mentalQuery,
+  decision,
+  brainstorm,
+  instruction,
+  summarize,
+  indentNicely,
+  stripEntityAndVerb,
+  stripEntityAndVerbFromStream,
+} from "../runtime/cognition/index.ts";
+export type {
+  SerializedWorkingMemory,
+  WorkingMemoryInit,
+  InputMemory,
+  Memory,
+  CognitiveStep,
+  CognitiveStepSpec,
+  StepOptions,
+  DecisionInput,
+  EnumLike,
+} from "../runtime/cognition/index.ts";
+
+// The Implicit Semantic Machine: a goal, a playbook and actions the soul chooses among.
+export { implicitSemanticMachine, ismProcess, recurse, DONE_ACTION } from "../actors/ism/index.ts";
+export type { IsmAction, IsmProcessConfig, IsmOptions, IsmOutcome, ActionHandler, ActionHandlerResult, ActionResult } from "../actors/ism/index.ts";
+
+// Running one soul in a script.
+export { createSoul, createMemoryActorStore, createInProcessOutlet } from "../actors/soul/index.ts";
+export type { CreateSoulOptions, Soul, SoulStateView, SoulStatus, SoulEvent, Outlet, InProcessOutlet, Proposal } from "../actors/soul/index.ts";
+export { openStore, type Store } from "../runtime/store/index.ts";

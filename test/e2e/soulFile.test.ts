@@ -1,0 +1,95 @@
+/**
+ * `ensoul soul export` and `ensoul soul import` as a user runs them: the real binary in child
+ * processes, on the offline model. A conversation in one data directory is exported, imported
+ * into a fresh one, and `ensoul chat` there continues it; an import is refused over an
+ * existing soul and while a process holds the directory; an unknown soul and a file that is
+ * not a soul file get one clear line.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runEnsoul, startEnsoul } from "../support/cli/runEnsoul.ts";
+import { tempDirs } from "../support/tempDirs.ts";
+
+const dirs = tempDirs("ensoul-soul-cli-");
+afterAll(() => dirs.cleanup());
+
+interface Exported {
+  format: string;
+  soul: { id: string; blueprint: { name: string } };
+  state: { turn: number; currentProcess: string; invocationCounts: Record<string, number>; workingMemory: { memories: { content: string }[] } };
+}
+
+const oneLine = (stderr: string) => stderr.trim().split("\n");
+
+describe("ensoul soul export / import", () => {
+  it("moves a soul to a fresh data directory, where ensoul chat continues the conversation", { timeout: 180_000 }, async () => {
+    const first = dirs.make();
+    const chat = await runEnsoul(["chat", "samantha", "--data", first], { lines: ["hello there", "my favourite tea is oolong"] });
+    expect(chat.code).toBe(0);
+
+    const file = join(dirs.make(), "samantha.soul.json");
+    const exported = await runEnsoul(["soul", "export", "samantha", "--data", first, "--out", file]);
+    expect(exported.stderr).toBe("");
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(/^exported soul samantha from .*local to .*samantha\.soul\.json: blueprint Samantha, turn 2, process conversation/);
+    const doc = JSON.parse(readFileSync(file, "utf8")) as Exported;
+    expect(doc.format).toBe("ensoul-soul");
+    expect(doc.state.turn).toBe(2);
+
+    const second = dirs.make();
+    const imported = await runEnsoul(["soul", "import", file, "--data", second]);
+    expect(imported.stderr).toBe("");
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toContain(`imported soul samantha into ${join(second, "local")} (node local)`);
+
+    const again = await runEnsoul(["soul", "import", file, "--data", second]);
+    expect(again.code).toBe(2);
+    expect(oneLine(again.stderr)).toEqual([
+      expect.stringMatching(/^ensoul: soul 'samantha' already exists in .* \(turn 2, process conversation\); --force replaces it/),
+    ]);
+
+    // A chat on the new directory continues the soul; while it runs, an import there is refused.
+    const running = startEnsoul(["chat", "samantha", "--data", second]);
+    try {
+      await running.waitFor(/memory in /);
+      running.type("do you still know me?");
+      await running.waitFor(/Samantha: [^\n]*do you still know me/);
+      const refused = await runEnsoul(["soul", "import", file, "--data", second, "--as", "sam2", "--force"]);
+      expect(refused.code).toBe(1);
+      expect(oneLine(refused.stderr)).toEqual([expect.stringMatching(/^ensoul: cannot import into .*local: data directory .* is in use by process \d+ \(.*chat/)]);
+    } finally {
+      running.child.stdin.end();
+    }
+    expect((await running.exited).code).toBe(0);
+
+    // Without --out the document goes to stdout, and nothing else does.
+    const after = await runEnsoul(["soul", "export", "samantha", "--data", second]);
+    expect(after.code).toBe(0);
+    const moved = JSON.parse(after.stdout) as Exported;
+    expect(moved.state.turn).toBe(3);
+    expect(moved.state.invocationCounts.greeting).toBe(1);
+    const said = moved.state.workingMemory.memories.map((m) => m.content).join("\n");
+    for (const line of ["hello there", "my favourite tea is oolong", "do you still know me?"]) expect(said).toContain(line);
+    expect(moved.state.workingMemory.memories.slice(0, doc.state.workingMemory.memories.length)).toEqual(doc.state.workingMemory.memories);
+
+    const unknown = await runEnsoul(["soul", "export", "nobody", "--data", second]);
+    expect(unknown.code).toBe(2);
+    expect(oneLine(unknown.stderr)).toEqual([expect.stringMatching(/^ensoul: unknown soul 'nobody' in .* \(souls there: samantha\)$/)]);
+  });
+
+  it("says plainly when a file is not a soul file, or there is no data", { timeout: 60_000 }, async () => {
+    const dir = dirs.make();
+    const config = join(dir, "ensoul.json");
+    writeFileSync(config, JSON.stringify({ cluster: "one", souls: [] }));
+    const wrong = await runEnsoul(["soul", "import", config, "--data", dir]);
+    expect(wrong.code).toBe(2);
+    expect(oneLine(wrong.stderr)).toEqual([`ensoul: ${config} is not a soul file: its "format" is missing, not "ensoul-soul" (write one with ensoul soul export)`]);
+
+    const missing = await runEnsoul(["soul", "import", join(dir, "nope.json"), "--data", dir]);
+    expect(oneLine(missing.stderr)).toEqual([`ensoul: no soul file at ${join(dir, "nope.json")}`]);
+
+    const noData = await runEnsoul(["soul", "export", "samantha", "--data", join(dir, "none")]);
+    expect(oneLine(noData.stderr)).toEqual([`ensoul: no data directory at ${join(dir, "none")}`]);
+  });
+});
