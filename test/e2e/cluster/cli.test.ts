@@ -56,7 +56,8 @@ describe("ensoul's cluster commands: help and one-line errors", () => {
     }
     const up = await runEnsoul(["up", join(import.meta.dirname, "..", "..", "..", "examples", "two-nodes.yaml"), "--node", "a", "--nats", `nats://127.0.0.1:${port}`, "--data", dirs.make()]);
     expect(up.stderr).toBe(`ensoul: cannot reach NATS at nats://127.0.0.1:${port} (connection refused)\n`);
-  });
+    // Five CLI processes one after the other: seconds each on a busy machine.
+  }, 90_000);
 
   it("says which commands need a running cluster", async () => {
     const result = await runEnsoul(["status"]);

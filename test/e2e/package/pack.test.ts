@@ -8,7 +8,7 @@
  * message, except in CI (any non-empty `CI`), where a skipped package test would pass a
  * package that was never installed.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inCi } from "../../support/ci/inCi.ts";
@@ -202,6 +202,19 @@ if (skipped) console.warn(`[skip] ${SUITE}: ${NO_NPM}`);
     expect(chat.stderr).toBe("");
     expect(chat.code).toBe(0);
     expect(chat.stdout).toMatch(/^Samantha: .*Bob/m);
+  }, 90_000);
+
+  it("runs README's \"Writing a soul\" as written: the soul saved as souls/ada/index.ts, then npx ensoul chat ./souls/ada", async () => {
+    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Writing a soul"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).toContain('from "ensoul"');
+    mkdirSync(join(project, "souls", "ada"), { recursive: true });
+    writeFileSync(join(project, "souls", "ada", "index.ts"), code as string);
+    const chat = await run("npx", ["ensoul", "chat", "./souls/ada", "--data", join(project, "data-ada"), "--as", "Bob"], { cwd: project, input: "What is a soul?\n" });
+    expect(chat.stderr).toBe("");
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toMatch(/^Ada: \S/m);
   }, 90_000);
 
   it("scaffolds a soul project with `npx ensoul init`, in which npm install, npm start and npm test work offline", async () => {
