@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/bench/**", "node_modules/**"],
-    testTimeout: 20_000,
+    // Wide: an e2e test starts several ensoul processes, seconds each on a busy two-core machine.
+    testTimeout: 45_000,
     hookTimeout: 30_000,
     // LMDB environments and child processes are per-file; forks keep native handles isolated.
     pool: "forks",

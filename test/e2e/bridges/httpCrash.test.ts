@@ -5,7 +5,6 @@
  * Idempotency-Key (a duplicate), and the soul's speech log shows exactly one answer.
  */
 import { writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { openSse } from "../../support/bridges/sse.ts";
@@ -13,6 +12,7 @@ import { until } from "../../support/cluster/busWatch.ts";
 import { spawnNode, type NodeProcess } from "../../support/cluster/cliProcess.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 import { startAnthropicServer, type ScriptedServer } from "../../support/wire/anthropicServer.ts";
+import { freePort } from "../../support/ports.ts";
 
 const dirs = tempDirs("ensoul-http-crash-");
 const TOKEN = "crash-test-token-41";
@@ -31,17 +31,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const n of nodes.splice(0)) await n.kill("SIGKILL");
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 it("a node SIGKILLed between the perception and the reply answers once after it restarts", async () => {
   const barrier = new Promise<void>((resolve) => (release = resolve));

@@ -6,7 +6,6 @@
  * The thread ends with exactly one reply.
  */
 import { writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { until } from "../../support/cluster/busWatch.ts";
@@ -14,6 +13,7 @@ import { spawnNode, type NodeProcess } from "../../support/cluster/cliProcess.ts
 import { startFakeSlack, type FakeSlack } from "../../support/fakes/slack/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 import { startAnthropicServer, type ScriptedServer } from "../../support/wire/anthropicServer.ts";
+import { freePort } from "../../support/ports.ts";
 
 const dirs = tempDirs("ensoul-slack-crash-");
 const SIGNING_SECRET = "slack-crash-signing-secret";
@@ -35,17 +35,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const n of nodes.splice(0)) await n.kill("SIGKILL");
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 it("a node SIGKILLed between the Slack event and the reply posts exactly one reply after it restarts", async () => {
   const barrier = new Promise<void>((resolve) => (release = resolve));

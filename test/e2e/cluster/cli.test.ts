@@ -3,7 +3,6 @@
  * one-line errors, and each of them against a node running on a real nats-server (the node
  * in this process, so these stay quick).
  */
-import { createServer } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,19 +16,10 @@ import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import { freePort } from "../../support/ports.ts";
 
 const dirs = tempDirs("ensoul-cli-");
 afterAll(() => dirs.cleanup());
-
-/** A loopback port nobody listens on. */
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe("ensoul's cluster commands: help and one-line errors", () => {
   it.each(["up", "chat", "whisper", "status", "memory", "daimon", "stop"])("`ensoul %s --help` explains the command", async (command) => {
@@ -48,7 +38,7 @@ describe("ensoul's cluster commands: help and one-line errors", () => {
   });
 
   it("reports a NATS server that is not there, in one line", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     for (const args of [["status"], ["whisper", "sam", "hi"], ["memory", "sam"], ["chat", "sam"]]) {
       const result = await runEnsoul([...args, "--nats", `nats://127.0.0.1:${port}`]);
       expect(result.stderr).toBe(`ensoul: cannot reach NATS at nats://127.0.0.1:${port} (connection refused)\n`);

@@ -5,7 +5,6 @@
  * history show it. The environment and a NATS `.creds` file (`--creds`) are the quiet ways.
  */
 import { writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
@@ -15,6 +14,7 @@ import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { operatorMode } from "../../support/nats/natsJwt.ts";
 import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
+import { freePort } from "../../support/ports.ts";
 
 const dirs = tempDirs("ensoul-cli-secrets-");
 afterAll(() => dirs.cleanup());
@@ -24,18 +24,9 @@ const PASS_WARNING = `ensoul: warning: --pass puts the NATS password ${EXPOSED}:
 const TOKEN_WARNING = `ensoul: warning: --token puts the NATS token ${EXPOSED}: set ENSOUL_NATS_TOKEN instead, or use --creds <file>\n`;
 const URL_WARNING = `ensoul: warning: --nats puts the credentials in its URL ${EXPOSED}: set ENSOUL_NATS_URL instead, or use --creds <file>\n`;
 
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 describe("credentials in a NATS URL are never printed", () => {
   it("a password in the URL: taken out of the URL, never in the connection error of any command, and the flag warns", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     for (const args of [["status"], ["chat", "sam"], ["whisper", "sam", "hi"], ["up", "examples/two-nodes.yaml", "--node", "a", "--data", dirs.make()]]) {
       const result = await runEnsoul([...args, "--nats", `nats://alice:s3cret-pw@127.0.0.1:${port}`]);
       expect(result.stdout + result.stderr, args[0]).not.toContain("s3cret-pw");
@@ -45,13 +36,13 @@ describe("credentials in a NATS URL are never printed", () => {
   });
 
   it("a token in the URL (NATS reads a lone user part as one), from the environment: not shown, no warning", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await runEnsoul(["status"], { env: { ENSOUL_NATS_URL: `nats://t0ken-s3cret@127.0.0.1:${port}` } });
     expect(result.stderr).toBe(`ensoul: cannot reach NATS at nats://127.0.0.1:${port} (connection refused)\n`);
   });
 
   it("--token works as before but warns, without the token", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await runEnsoul(["status", "--nats", `nats://127.0.0.1:${port}`, "--token", "t0ken-s3cret"]);
     expect(result.stderr).toBe(`${TOKEN_WARNING}ensoul: cannot reach NATS at nats://127.0.0.1:${port} (connection refused)\n`);
   });

@@ -7,9 +7,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { freePort } from "../ports.ts";
 
 export const INSTALL_HINT = "install it with: apt-get update && apt-get install -y nats-server";
 
@@ -66,19 +67,8 @@ export function natsAvailable(): string | null {
   return cachedBinary;
 }
 
-/** Ask the kernel for a free loopback port. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** Re-exported for the tests that start nats-server and already import from here. */
+export { freePort };
 
 /** Resolves once a server named `name` greets a TCP client on the port with its INFO line. */
 async function waitForInfo(port: number, name: string, deadlineMs: number, exited: () => string | null): Promise<void> {
