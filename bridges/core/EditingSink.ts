@@ -79,7 +79,7 @@ export class EditingSink implements SpeechSink {
       if (stream.timer) clearTimeout(stream.timer);
       await stream.busy?.catch(() => undefined);
     }
-    const parts = splitText(speech.text, this.outlet.limit);
+    const parts = splitText(speech.text, this.#limit(speech));
     if (parts.length) await this.#joinThread(speech, conversation);
     for (const [part, text] of parts.entries()) await this.#ensurePosted({ speechId: speech.id, part, speaker: speech.speaker }, conversation, text);
     this.#streams.delete(speech.id);
@@ -107,7 +107,7 @@ export class EditingSink implements SpeechSink {
       }, wait);
       return;
     }
-    const text = splitText(stream.text, this.outlet.limit)[0] ?? "";
+    const text = splitText(stream.text, this.#limit(speech))[0] ?? "";
     if (!text.trim() || text === stream.shown) return;
     const key: PostKey = { speechId: speech.id, part: 0, speaker: speech.speaker };
     const post = () => this.#joinThread(speech, stream.conversation).then(() => this.#ensurePosted(key, stream.conversation, text));
@@ -121,6 +121,10 @@ export class EditingSink implements SpeechSink {
         delete stream.busy;
         if (!stream.done && stream.text !== stream.shown) this.#schedule(speech, stream);
       });
+  }
+
+  #limit(speech: Speech): number {
+    return this.outlet.limitFor?.(speech.speaker) ?? this.outlet.limit;
   }
 
   /**

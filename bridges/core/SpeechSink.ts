@@ -43,6 +43,8 @@ export interface PostKey {
 export interface PlatformOutlet {
   /** Characters per message. */
   readonly limit: number;
+  /** Characters per message for this speaker, when it differs (a daimon's words with a name prefix). */
+  limitFor?(speaker: Speaker): number;
   /** The shortest time between two edits of one message while streaming. */
   readonly editIntervalMs: number;
   /**

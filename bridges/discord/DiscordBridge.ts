@@ -17,8 +17,7 @@ import { DaimonWebhooks } from "./DaimonWebhooks.ts";
 import { watchConnection } from "./discordConnection.ts";
 import { listenForMessages } from "./discordIntake.ts";
 import { parseDiscordOptions, type DiscordBridgeOptions } from "./discordOptions.ts";
-import { DAIMON_LIMIT, DISCORD_LIMIT, DiscordOutlet, sendableChannel } from "./DiscordOutlet.ts";
-import { SpeakerSink } from "./SpeakerSink.ts";
+import { DiscordOutlet, sendableChannel } from "./DiscordOutlet.ts";
 import { TypingIndicator } from "./TypingIndicator.ts";
 
 /** Servers (with their channels), their messages and their text, and DMs. */
@@ -77,10 +76,7 @@ function assemble(ctx: BridgeStartContext, options: DiscordBridgeOptions, apiUrl
   const deps = { client, gate, typing, report, ...(webhooks ? { webhooks } : {}) };
   const queue = new ChannelQueue();
   const hooks = { count: (counter: keyof BridgeCounters) => runtime.count(counter), report };
-  const sink = new SpeakerSink(
-    new EditingSink(new DiscordOutlet(deps, DISCORD_LIMIT), runtime.ledger, queue, hooks),
-    new EditingSink(new DiscordOutlet(deps, DAIMON_LIMIT), runtime.ledger, queue, hooks),
-  );
+  const sink = new EditingSink(new DiscordOutlet(deps), runtime.ledger, queue, hooks);
   return { runtime, client, gate, typing, sink, unwatch: watchConnection(client, runtime), intake: listenForMessages(client, runtime, webhooks) };
 }
 

@@ -11,7 +11,7 @@
  * Rate limits need nothing here: discord.js's REST client waits out a 429 and sends again.
  */
 import { DiscordAPIError, escapeMarkdown, type Client, type MessageCreateOptions, type SendableChannels } from "discord.js";
-import type { Conversation, PlatformOutlet, PostedRef, PostKey } from "../core/index.ts";
+import type { Conversation, PlatformOutlet, PostedRef, PostKey, Speaker } from "../core/index.ts";
 import type { ClientGate } from "./ClientGate.ts";
 import type { DaimonWebhooks } from "./DaimonWebhooks.ts";
 import { discordNonce } from "./discordNonce.ts";
@@ -55,12 +55,14 @@ export function daimonPrefix(name: string): string {
 
 export class DiscordOutlet implements PlatformOutlet {
   readonly editIntervalMs = DISCORD_EDIT_INTERVAL_MS;
+  readonly limit = DISCORD_LIMIT;
 
-  /** `limit`: DISCORD_LIMIT for the soul's words, DAIMON_LIMIT for a daimon's (room for the prefix). */
-  constructor(
-    private readonly deps: DiscordOutletDeps,
-    readonly limit: number = DISCORD_LIMIT,
-  ) {}
+  constructor(private readonly deps: DiscordOutletDeps) {}
+
+  /** A daimon's words carry a `**Name:** ` prefix: they are split shorter, leaving it room. */
+  limitFor(speaker: Speaker): number {
+    return speaker.kind === "soul" ? DISCORD_LIMIT : DAIMON_LIMIT;
+  }
 
   post(conversation: Conversation, text: string, key: PostKey): Promise<DiscordRef> {
     return this.deps.gate.run(async () => {
