@@ -6,6 +6,9 @@
  * gate with its own schema) report their issues this way.
  */
 import type { z } from "zod";
+import { formatPath } from "../store/index.ts";
+
+export { formatPath };
 
 /** A config that does not validate; the message is one line: `<file>: <field>: <problem>`. */
 export class ConfigError extends Error {
@@ -17,17 +20,6 @@ export class ConfigError extends Error {
     this.file = file;
     this.field = field;
   }
-}
-
-/** `["souls", 1, "blueprint"]` → `souls[1].blueprint`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part))) out += out ? `.${String(part)}` : String(part);
-    else out += `[${JSON.stringify(String(part))}]`;
-  }
-  return out;
 }
 
 export function issuePath(issue: z.core.$ZodIssue): PropertyKey[] {

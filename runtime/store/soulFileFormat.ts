@@ -14,6 +14,7 @@ import type { ActorKvEntry, DumpedInboxEntry } from "./ActorTransfer.ts";
 import { fromJsonValue } from "./soulFileValues.ts";
 import { StoreError, type OutboxEntry, type ScheduledEntry } from "./types.ts";
 import type { UserModelVersion } from "./userModels.ts";
+import { formatPath } from "./fieldPath.ts";
 
 export const SOUL_FILE_FORMAT = "ensoul-soul";
 /** Raised whenever a reader of the previous version would misread or lose something. */
@@ -104,16 +105,6 @@ const fileSchema = z.strictObject({
   ),
   outbox: z.array(z.strictObject({ id: z.string(), target: z.string(), payload: z.unknown(), createdAt: z.number() })),
 });
-
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part))) out += out ? `.${String(part)}` : String(part);
-    else out += `[${JSON.stringify(String(part))}]`;
-  }
-  return out;
-}
 
 function issueLine(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
