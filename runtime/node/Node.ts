@@ -38,6 +38,7 @@ import { runShutdown, stopEach, type ShutdownStep } from "./nodeShutdown.ts";
 import { startNodeSkillGates } from "./nodeSkillGates.ts";
 import { hostNodeSouls, type NodeSouls } from "./nodeSouls.ts";
 import { startRegistryStep, type NodeRegistryStep } from "./registryFeed.ts";
+import { soulHistory } from "./soulHistory.ts";
 import { soulMemoryReader } from "./soulMemory.ts";
 import type { StartNodeOptions } from "./StartNodeOptions.ts";
 export type { StartNodeOptions } from "./StartNodeOptions.ts";
@@ -113,6 +114,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     return registryStatus(registry.getSnapshot().context);
   };
   const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
+  const history = soulHistory();
   const control: NodeControl = startNodeControl(
     bus,
     ground.subjects,
@@ -122,6 +124,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
       status,
       memory,
       daimon: (req) => ({ soulId: req.soulId, daimons: setDaimonMode(req.soulId, req.mode, req.name) }),
+      soul: history.soul,
+      turns: history.turns,
+      revert: history.revert,
       stop: () => void node.stop().catch(() => undefined), // each failed step is reported as it fails
     },
     report,

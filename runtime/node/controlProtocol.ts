@@ -8,10 +8,13 @@
  * - `memory`: request `{ soulId }` → SoulMemoryReply, or `{ error }`.
  * - `daimon`: request `{ soulId, mode, name? }` → DaimonModeReply, or `{ error }`.
  * - `stop`: request `{}` → `{ ok: true, node }`, then the node drains and exits.
+ * - `soul`: request `{ soulId }` → SoulDetailReply, or `{ error, code }`.
+ * - `turns`: request `{ soulId, before?, limit? }` → TurnsReply, or `{ error, code }`.
+ * - `revert`: request `{ soulId, turn, by? }` → RevertReply, or `{ error, code }`.
  */
 import { Packr, Unpackr } from "msgpackr";
 
-export const CONTROL_VERBS = ["heartbeat", "status", "memory", "daimon", "stop"] as const;
+export const CONTROL_VERBS = ["heartbeat", "status", "memory", "daimon", "stop", "soul", "turns", "revert"] as const;
 export type ControlVerb = (typeof CONTROL_VERBS)[number];
 
 export type SoulRunStatus = "active" | "running" | "passivated" | "stopped" | "expired";
@@ -27,6 +30,17 @@ export interface SoulStatusEntry {
   /** Perceptions waiting: queued in the soul plus those on their way into its inbox. */
   pending: number;
   status: SoulRunStatus;
+  /** Epoch ms of the last committed turn since the node started. */
+  lastTurnAt?: number;
+  /** Turns committed in the last minute. */
+  turnsPerMinute?: number;
+  /** Model tokens spent since the node started. */
+  tokens?: TokenCount;
+}
+
+export interface TokenCount {
+  input: number;
+  output: number;
 }
 
 export interface DaimonStatusEntry {
@@ -109,8 +123,118 @@ export interface DaimonModeReply {
   daimons: DaimonStatusEntry[];
 }
 
+/** Why a request failed, for a client that maps it (the debugger's HTTP statuses). */
+export type ControlErrorCode = "not-found" | "bad-request" | "conflict";
+
 export interface ControlError {
   error: string;
+  code?: ControlErrorCode;
+}
+
+export interface SoulDetailRequest {
+  soulId: string;
+}
+
+export interface UserModelVersionEntry {
+  version: number;
+  [field: string]: unknown;
+}
+
+export interface SoulDetailReply {
+  soulId: string;
+  node: string;
+  soul: SoulStatusEntry;
+  workingMemory: unknown;
+  soulMemory: Record<string, unknown>;
+  processMemory: Record<string, unknown[]>;
+  schedules: unknown[];
+  userModels: { userId: string; versions: UserModelVersionEntry[] }[];
+  /** What the turn log keeps (absent when it is off). */
+  turnLog?: { keep: number; oldest?: number; newest?: number };
+  /** The soul's machine definition (machineJson.ts), as `ensoul export` writes it. */
+  machine: unknown;
+  /** How often each transition was taken, by `from->to`, over the turns kept. */
+  transitions: Record<string, number>;
+  /** True when the oldest memories were left out to fit the reply in one message. */
+  truncated?: boolean;
+}
+
+export interface TurnsRequest {
+  soulId: string;
+  /** Turns older than this turn number. */
+  before?: number;
+  /** At most this many (1-100, default 20). */
+  limit?: number;
+}
+
+/** One committed turn as the debugger shows it (docs/DEBUGGER.md). */
+export interface TurnRecord {
+  turn: number;
+  turnId: string;
+  kind: "turn" | "subprocess";
+  at: number;
+  durationMs?: number;
+  perception?: Record<string, unknown>;
+  process: { from: string; to: string; path: string[] };
+  memory: { before: unknown[] | null; after: unknown[]; truncated?: boolean };
+  steps: StepRecord[];
+  proposals: ProposalRecord[];
+  whispers: { source: string; content: string }[];
+  kv: { namespace: string; key: (string | number)[]; value: unknown }[];
+  answered: boolean;
+  silence?: { reason: "no-speech" | "intercepted"; detail: string };
+  state: { soulMemory: Record<string, unknown>; processMemory: Record<string, unknown[]>; schedules: unknown[] };
+}
+
+export interface StepRecord {
+  step: string;
+  model: string;
+  prompt: { role: string; content: string; name?: string }[];
+  raw?: string;
+  value?: unknown;
+  tokens?: TokenCount;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface ProposalRecord {
+  id: string;
+  kind: string;
+  action?: string;
+  content?: string;
+  verdict: "passed" | "transformed" | "intercepted";
+  reason?: string;
+}
+
+export interface RevertRecord {
+  /** The turn that was current when the revert was made (the next turn is this + 1). */
+  turn: number;
+  /** The turn whose state the soul went back to. */
+  toTurn: number;
+  by: string;
+  at: number;
+}
+
+export interface TurnsReply {
+  soulId: string;
+  node: string;
+  turns: TurnRecord[];
+  reverts: RevertRecord[];
+  failed: { perception: unknown; error?: string; attempts: number }[];
+  /** The `before` of the next page, absent at the end. */
+  next?: number;
+}
+
+export interface RevertRequest {
+  soulId: string;
+  turn: number;
+  by?: string;
+}
+
+export interface RevertReply {
+  soulId: string;
+  node: string;
+  revert: RevertRecord;
 }
 
 export interface StopReply {

@@ -1,7 +1,7 @@
 /**
  * The node's control surface on `ensoul.<cluster>.node.<nodeId>.<verb>` (controlProtocol.ts,
  * docs/PROTOCOL.md section 12): a heartbeat every `heartbeatMs`, and the `status`, `memory`,
- * `daimon` and `stop` requests. Core NATS request/reply; a request that cannot be served is
+ * `daimon`, `soul`, `turns`, `revert` and `stop` requests. Core NATS request/reply; a request that cannot be served is
  * answered with `{ error }`, never left to time out.
  */
 import type { Bus, ClusterSubjects, Subscription } from "../bus/index.ts";
@@ -13,13 +13,23 @@ import {
   type DaimonModeRequest,
   type MemoryRequest,
   type NodeStatus,
+  type RevertReply,
+  type RevertRequest,
+  type SoulDetailReply,
   type SoulMemoryReply,
+  type TurnsReply,
+  type TurnsRequest,
 } from "./controlProtocol.ts";
+import { ControlRequestError } from "./controlRequestError.ts";
 
 export interface ControlHandlers {
   status(): NodeStatus;
   memory(soulId: string): SoulMemoryReply;
   daimon(request: DaimonModeRequest): DaimonModeReply;
+  soul(soulId: string): SoulDetailReply;
+  turns(request: TurnsRequest): TurnsReply;
+  /** Resolves once the soul has gone back, between two turns. */
+  revert(request: RevertRequest): Promise<RevertReply>;
   /** Called after the reply has gone out. */
   stop(): void;
 }
@@ -53,20 +63,21 @@ export function startNodeControl(
   // has no socket (the in-process bus) alive until it is stopped.
   const timer = setInterval(beat, heartbeatMs);
 
-  const serve = (verb: string, answer: (request: Record<string, unknown>) => object, after?: () => void): Subscription =>
+  const serve = (verb: string, answer: (request: Record<string, unknown>) => object | Promise<object>, after?: () => void): Subscription =>
     bus.subscribe(subjects.node(nodeId, verb), (msg) => {
       const request = msg.data.length === 0 ? {} : decodeControl<Record<string, unknown>>(msg.data);
-      let reply: object;
-      if (isControlError(request)) reply = request;
-      else {
-        try {
-          reply = answer(request);
-        } catch (err) {
-          reply = { error: err instanceof Error ? err.message : String(err) };
-        }
+      const respond = (reply: object) => {
+        msg.respond(encodeControl(reply));
+        after?.();
+      };
+      if (isControlError(request)) return respond({ ...request, code: "bad-request" });
+      try {
+        const reply = answer(request);
+        if (reply instanceof Promise) reply.then(respond, (err: unknown) => respond(controlError(err)));
+        else respond(reply);
+      } catch (err) {
+        respond(controlError(err));
       }
-      msg.respond(encodeControl(reply));
-      after?.();
     });
 
   const subs = [
@@ -80,6 +91,23 @@ export function startNodeControl(
       const { soulId, mode, name } = req as Partial<DaimonModeRequest>;
       if (typeof soulId !== "string" || typeof mode !== "string") return { error: "daimon needs { soulId, mode }" };
       return handlers.daimon({ soulId, mode, ...(typeof name === "string" ? { name } : {}) });
+    }),
+    serve("soul", (req) => {
+      const { soulId } = req as { soulId?: unknown };
+      if (typeof soulId !== "string") return { error: "soul needs { soulId }", code: "bad-request" };
+      return fitted(handlers.soul(soulId));
+    }),
+    serve("turns", (req) => {
+      const { soulId, before, limit } = req as { soulId?: unknown; before?: unknown; limit?: unknown };
+      if (typeof soulId !== "string") return { error: "turns needs { soulId }", code: "bad-request" };
+      if (before !== undefined && !Number.isSafeInteger(before)) return { error: "turns: before must be a turn number", code: "bad-request" };
+      if (limit !== undefined && !Number.isSafeInteger(limit)) return { error: "turns: limit must be a whole number", code: "bad-request" };
+      return handlers.turns({ soulId, ...(before !== undefined ? { before: before as number } : {}), ...(limit !== undefined ? { limit: limit as number } : {}) });
+    }),
+    serve("revert", (req) => {
+      const { soulId, turn, by } = req as { soulId?: unknown; turn?: unknown; by?: unknown };
+      if (typeof soulId !== "string" || !Number.isSafeInteger(turn)) return { error: "revert needs { soulId, turn }", code: "bad-request" };
+      return handlers.revert({ soulId, turn: turn as number, ...(typeof by === "string" ? { by } : {}) });
     }),
     serve("stop", () => ({ ok: true, node: nodeId }), () => setImmediate(() => handlers.stop())),
   ];
@@ -95,8 +123,13 @@ export function startNodeControl(
   };
 }
 
+function controlError(err: unknown): object {
+  const message = err instanceof Error ? err.message : String(err);
+  return err instanceof ControlRequestError ? { error: message, code: err.code } : { error: message };
+}
+
 /** The reply, with the oldest memories left out until it fits in one message. */
-function fitted(reply: SoulMemoryReply): SoulMemoryReply {
+function fitted<R extends { workingMemory: unknown; truncated?: boolean }>(reply: R): R {
   if (encodeControl(reply).length <= MAX_REPLY_BYTES) return reply;
   const wm = reply.workingMemory as { memories?: unknown[] } | null;
   if (!wm || !Array.isArray(wm.memories)) return reply;
