@@ -12,6 +12,8 @@ import { LmdbKvNamespace, type KvNamespace } from "./KvNamespace.ts";
 import { MemoryLog } from "./MemoryLog.ts";
 import { assertOutboxEntry, Outbox } from "./Outbox.ts";
 import { assertScheduledEntry, Schedules } from "./Schedules.ts";
+import { TurnHistory } from "./TurnHistory.ts";
+import { TurnLog } from "./TurnLog.ts";
 import { StoreError, type ActorState, type ActorStore, type InboxEntry, type KvReadEntry, type OutboxEntry, type ScheduledEntry, type TurnCommit } from "./types.ts";
 
 /** ActorStore plus what the LMDB store adds: failed entries, retries, pruning, kv namespaces. */
@@ -37,6 +39,8 @@ export interface LmdbActorStore extends ActorStore {
    * removed in the same transaction. Resolves with what was replaced, if anything.
    */
   restore(dump: ActorDump, options?: { replace?: boolean }): Promise<{ replaced?: string }>;
+  /** The turn log: committed turns read back, and revert (undefined when the store keeps none). */
+  readonly history: TurnHistory | undefined;
 }
 
 function assertState(actorId: string, state: ActorState): void {
@@ -76,16 +80,20 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   readonly #outbox: Outbox;
   readonly #schedules: Schedules;
   readonly #memories: MemoryLog;
+  readonly #turnLog: TurnLog;
+  readonly history: TurnHistory | undefined;
 
   /** `actorId` must already be valid (Store checks it). */
-  constructor(actorId: string, dbs: Databases, writer: AtomicWriter) {
+  constructor(actorId: string, dbs: Databases, writer: AtomicWriter, turnLog: { keep: number; maxAgeMs?: number } = { keep: 0 }) {
     this.actorId = actorId;
     this.#dbs = dbs;
     this.#writer = writer;
     this.#inbox = new Inbox(actorId, dbs, writer);
     this.#outbox = new Outbox(actorId, dbs, writer);
     this.#schedules = new Schedules(actorId, dbs, writer);
-    this.#memories = new MemoryLog(actorId, dbs.memories);
+    this.#turnLog = new TurnLog(actorId, dbs, turnLog);
+    this.#memories = new MemoryLog(actorId, dbs.memories, { retain: () => this.#turnLog.hasEntries() });
+    this.history = this.#turnLog.enabled ? new TurnHistory(actorId, dbs, writer, this.#turnLog, this.#memories) : undefined;
   }
 
   loadState(): ActorState | undefined {
@@ -112,7 +120,8 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { state, inboxDone, inboxRecord, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [] } = commit;
+    const { state, inboxDone, inboxRecord, outbox = [], schedulesPut = [], schedulesDelete = [], kv = [], log } = commit;
+    const logged = log !== undefined && this.#turnLog.enabled ? log : undefined;
     const sizes = (): unknown[] => [
       { ...state, workingMemory: undefined },
       ...this.#memories.changed(state),
@@ -121,6 +130,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       ...kv.map((w) => w.value),
       inboxDone === undefined ? undefined : this.#inbox.entry(inboxDone),
       inboxRecord?.perception,
+      logged?.trace,
     ];
     const committing = this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
       const { record, written } = this.#memories.writeInTransaction(state, () => this.#dbs.state.get([this.actorId]));
@@ -130,11 +140,13 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       for (const entry of outbox) this.#outbox.putInTransaction(entry);
       for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
       for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);
+      const priors = logged ? this.#turnLog.priorsOf(kv) : [];
       for (const write of kv) void this.#dbs.kv.put([this.actorId, write.namespace, ...write.key], write.value);
+      if (logged) this.#turnLog.appendInTransaction(logged.kind, record, priors, logged.trace, logged.at);
       written();
     });
-    // A batch can fail after this body ran: then the log is read back before the next diff.
-    committing.catch(() => this.#memories.forget());
+    // A batch can fail after this body ran: then the logs are read back before the next write.
+    committing.catch(() => (this.#memories.forget(), this.#turnLog.forget()));
     return committing;
   }
 
@@ -214,8 +226,9 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       ...dump.schedules,
       ...dump.kv.map((e) => e.value),
     ];
-    // The log's account is of what this actor had: the restore starts it over.
+    // The logs' accounts are of what this actor had: the restore starts them over.
     this.#memories.forget();
+    this.#turnLog.forget();
     const restoring = this.#writer.write(`restore actor ${this.actorId}`, sizes, () => {
       const existing = describeExisting(this.actorId, this.#dbs);
       if (existing !== undefined && options.replace !== true) {
@@ -232,6 +245,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   /** Removes every key of this actor from every database, in one transaction. */
   destroy(): Promise<void> {
     this.#memories.forget();
+    this.#turnLog.forget();
     return this.#writer.write(`destroy actor ${this.actorId}`, null, () => removeActorInTransaction(this.actorId, this.#dbs));
   }
 }

@@ -160,10 +160,20 @@ export class MemoryLog {
   #account: Account | undefined;
   /** The slot each memory object was last written to or read from. */
   #slotOf = new WeakMap<object, number>();
+  /** True while slots the state stops using must stay: the turn log's entries may use them (TurnLog prunes them). */
+  readonly #retain: () => boolean;
 
-  constructor(actorId: string, db: Database<unknown, Key>) {
+  constructor(actorId: string, db: Database<unknown, Key>, options: { retain?: () => boolean } = {}) {
     this.#actorId = actorId;
     this.#db = db;
+    this.#retain = options.retain ?? (() => false);
+  }
+
+  /** The memories a logged working-memory header (a turn log entry's) names, read from their slots. */
+  memoriesOf(header: unknown): unknown[] {
+    if (hasMemoryArray(header)) return [...header.memories];
+    if (!isLogged(header)) return [];
+    return this.#read(accountOf(this.#actorId, header).slots);
   }
 
   /** The state as callers see it: working memory with its memories, read back from the log. */
@@ -192,8 +202,9 @@ export class MemoryLog {
   writeInTransaction(state: ActorState, previous: () => ActorState | undefined): { record: ActorState; written: () => void } {
     const wm = state.workingMemory;
     const account = this.#account ?? this.#accountIn(previous());
+    const retain = this.#retain();
     if (!hasMemoryArray(wm)) {
-      for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+      if (!retain) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
       return { record: state, written: () => this.#took(undefined, emptyAccount()) };
     }
     const memories = wm.memories;
@@ -228,7 +239,9 @@ export class MemoryLog {
       runs = runsOf(tail);
     }
     const stays = (slot: number) => !gathered && (account.uses.get(slot) ?? 0) + (delta.get(slot) ?? 0) > 0;
-    if (gathered) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+    // Retained, the turn log's pruning removes the slots nothing uses any more.
+    if (retain) void 0;
+    else if (gathered) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
     else for (const [slot, by] of delta) if (by < 0 && !stays(slot)) void this.#db.remove([this.#actorId, slot]);
     for (const [slot, memory] of fresh) void this.#db.put([this.#actorId, slot], memory);
 

@@ -43,7 +43,7 @@ class LmdbStore implements Store {
     const cached = this.#actors.get(id);
     if (cached) return cached;
     this.#writer.ensureOpen();
-    const actor = new LmdbActorStoreImpl(assertActorId(id), this.#env.dbs, this.#writer);
+    const actor = new LmdbActorStoreImpl(assertActorId(id), this.#env.dbs, this.#writer, this.#env.turnLog);
     this.#actors.set(id, actor);
     return actor;
   }

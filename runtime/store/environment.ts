@@ -29,6 +29,7 @@ import type { ActorState, InboxEntry, OutboxEntry, ScheduledEntry, StoreOptions 
 import { StoreError } from "./types.ts";
 import { DEFAULT_PATH } from "./defaults/index.ts";
 import { lockDataDir, type DataDirLock } from "./dataDirLock.ts";
+import { assertTurnLogOptions, DEFAULT_TURN_LOG_KEEP, type TurnLogEntry } from "./TurnLog.ts";
 
 /** An outbox entry with its per-actor creation order, which its id alone does not give. */
 export interface StoredOutbox {
@@ -54,6 +55,10 @@ export interface Databases {
   kv: Database<unknown, Key>;
   /** `[actorId, counterName]` → number: per-actor sequences. */
   meta: Database<number, Key>;
+  /** `[actorId, turn, k]` → what the turn log keeps of a commit (TurnLog.ts). */
+  turns: Database<TurnLogEntry, Key>;
+  /** `[actorId, turn, k]` → the turn's trace (prompts, steps, decisions), compressed. */
+  turnTraces: Database<unknown, Key>;
 }
 
 export interface StoreEnvironment {
@@ -69,6 +74,8 @@ export interface StoreEnvironment {
   readonly reader: boolean;
   /** This process's hold on the data directory (none for a reader); released when the store closes. */
   readonly lock: DataDirLock | undefined;
+  /** What each actor's turn log keeps (`keep: 0`: none). */
+  readonly turnLog: { keep: number; maxAgeMs?: number };
 }
 
 /** The lmdb-js options for a store's environment, shared with the benchmark's raw floor. */
@@ -88,7 +95,13 @@ export function lmdbOptions(options: StoreOptions = {}): RootDatabaseOptionsWith
   };
 }
 
+function turnLogSettings(option: StoreOptions["turnLog"]): { keep: number; maxAgeMs?: number } {
+  if (option === false) return { keep: 0 };
+  return { keep: option?.keep ?? DEFAULT_TURN_LOG_KEEP, ...(option?.maxAgeMs !== undefined ? { maxAgeMs: option.maxAgeMs } : {}) };
+}
+
 function checkOptions(options: StoreOptions): void {
+  assertTurnLogOptions(options.turnLog);
   const { mapSize, durability } = options;
   if (mapSize !== undefined && (!Number.isSafeInteger(mapSize) || mapSize < 64 * 1024)) {
     throw new StoreError(`invalid store.mapSize ${String(mapSize)}: must be an integer number of bytes, at least 65536`);
@@ -127,6 +140,9 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
     schedules: root.openDB<ScheduledEntry, Key>({ name: "schedules" }),
     kv: root.openDB<unknown, Key>({ name: "kv" }),
     meta: root.openDB<number, Key>({ name: "meta" }),
+    turns: root.openDB<TurnLogEntry, Key>({ name: "turns" }),
+    // Prompts repeat the conversation: LZ4 takes most of it back.
+    turnTraces: root.openDB<unknown, Key>({ name: "turnTraces", compression: true }),
   };
   return {
     path,
@@ -137,5 +153,6 @@ export function openEnvironment(options: StoreOptions = {}): StoreEnvironment {
     noSync: options.noSync === true,
     reader: options.reader === true,
     lock,
+    turnLog: turnLogSettings(options.turnLog),
   };
 }

@@ -4,6 +4,8 @@
  * makes it atomic and durable.
  */
 
+import type { TurnLogOptions } from "./TurnLog.ts";
+
 /** Working memory in its plain-data form (see runtime/cognition WorkingMemory.toJSON). */
 export type SerializedMemory = unknown;
 
@@ -81,6 +83,11 @@ export interface TurnCommit {
    * a process saved during the turn: they land with the turn or not at all.
    */
   kv?: KvWrite[];
+  /**
+   * Keep this commit in the turn log (TurnLog.ts), when the store keeps one: a turn's commit
+   * (`turn`) or what its subprocesses committed after it (`subprocess`), with its trace.
+   */
+  log?: { kind: "turn" | "subprocess"; at: number; trace?: unknown };
 }
 
 export interface InboxRecord {
@@ -162,11 +169,24 @@ export interface StoreOptions {
    * See runtime/store/environment.ts for the trade-off.
    */
   durability?: "commit" | "flush";
+  /**
+   * How many committed turns each actor keeps reachable for a revert and the debugger's
+   * timeline (TurnLog.ts): default `{ keep: 100 }`; `false` or `{ keep: 0 }` keeps none.
+   */
+  turnLog?: TurnLogOptions | false;
 }
 
 export class StoreError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "StoreError";
+  }
+}
+
+/** The turn a revert or a read asked for is not in the turn log (never committed, or pruned). */
+export class TurnNotKeptError extends StoreError {
+  constructor(message: string) {
+    super(message);
+    this.name = "TurnNotKeptError";
   }
 }
