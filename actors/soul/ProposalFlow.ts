@@ -2,6 +2,7 @@ import type { ActorStore, OutboxEntry } from "../../runtime/store/index.ts";
 import type { Outlet } from "../vocabulary/index.ts";
 import { OutboxDelivery } from "./OutboxDelivery.ts";
 import type { Perception } from "../vocabulary/index.ts";
+import type { ProposalOutcome } from "./TurnTrace.ts";
 import { isInterception, type Proposal, type ReviewVerdict } from "../vocabulary/index.ts";
 import type { Clock } from "./scheduler.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
@@ -91,11 +92,15 @@ export class ProposalFlow {
         }
         if (isInterception(verdict)) {
           emit({ type: "intercepted", soulId, proposal, kind: verdict.kind, reason: verdict.reason });
+          const { content: _hidden, ...outcome } = outcomeOf(proposal, "intercepted");
+          draft.trace?.proposals.push({ ...outcome, reason: verdict.reason });
           continue;
         }
         // A gate may change what is said, never which proposal it is.
+        const transformed = verdict.content !== proposal.content || verdict.action !== proposal.action;
         proposal = { ...verdict, id: proposal.id, soulId, turnId: proposal.turnId, seq: proposal.seq };
-      }
+        draft.trace?.proposals.push(outcomeOf(proposal, transformed ? "transformed" : "passed"));
+      } else draft.trace?.proposals.push(outcomeOf(proposal, "passed"));
       proposals.push(proposal);
     }
     return proposals;
@@ -138,4 +143,9 @@ export class ProposalFlow {
       emit({ type: "log", soulId, message: proposal.content });
     }
   }
+}
+
+function outcomeOf(proposal: Proposal, verdict: ProposalOutcome["verdict"]): ProposalOutcome {
+  const { id, kind, action, content } = proposal;
+  return { id, kind, ...(action !== undefined ? { action } : {}), content, verdict };
 }

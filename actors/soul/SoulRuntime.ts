@@ -60,6 +60,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly machine: SoulMachine;
   readonly actor: Actor<SoulMachine>;
   readonly runHost: RunHost = this;
+  /** Turns are traced when the store keeps a turn log: nobody could read the trace otherwise. */
+  readonly tracing: boolean;
   status: SoulStatus = "active";
   lastActivity: number;
 
@@ -86,6 +88,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.clock = options.clock;
     this.store = options.store;
     this.outlet = options.outlet;
+    this.tracing = options.store.history !== undefined;
     this.#cognition = options.cognition;
     this.#events = new SoulEventFanout(this.soulId);
     if (options.onEvent) this.#events.listen(options.onEvent);
@@ -306,7 +309,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   invoke<T>(run: ProcessRun, fn: () => T): T {
     const work = autonomousWork(run);
-    const cognition = { ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal, ...(work ? { work } : {}) };
+    const trace = run.draft.trace;
+    const cognition = { ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal, ...(work ? { work } : {}), ...(trace ? { onStep: trace.step } : {}) };
     return runWithCognition(cognition, () => runInTurn(run, fn));
   }
 
@@ -316,14 +320,17 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
 
   async commitDraft(draft: TurnDraft, place: TurnPlace, extra: Pick<TurnCommit, "inboxDone">, proposals: Proposal[]): Promise<SoulState> {
     const done = extra.inboxDone;
-    const writes = draftWrites(draft, proposals, this.clock.now());
+    const now = this.clock.now();
+    const writes = draftWrites(draft, proposals, now);
     if (done !== undefined && this.#schedules.has(done)) writes.schedulesDelete.push(done);
     const state = await this.#commit(() => {
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
       const state = draft.applyTo(this.#state, draft.memory, place);
       // Decided now, in write order: a held perception demoted meanwhile is in the inbox already.
       const record = done === undefined ? undefined : this.#held.recordOf(done);
-      return { state, commit: turnCommitOf(state, this.machine, writes, { record, done }) };
+      const commit = turnCommitOf(state, this.machine, writes, { record, done });
+      if (draft.trace) commit.log = { kind: done === undefined ? "subprocess" : "turn", at: now, trace: draft.trace.toStored(this.clock.now()) };
+      return { state, commit };
     });
     if (done !== undefined) this.#held.settle(done);
     this.#schedules.applied(writes.schedulesPut, writes.schedulesDelete);

@@ -1,6 +1,7 @@
 import { ProcessRun, TurnCancelledError } from "./ProcessRun.ts";
 import type { SubprocessInput, SubprocessOutput } from "./soulMachineHost.ts";
 import { TurnDraft } from "./TurnDraft.ts";
+import { TurnTrace } from "./TurnTrace.ts";
 import { parseResult } from "./processResult.ts";
 import { TurnError } from "./TurnError.ts";
 import type { CommittedTurn, TurnPlace, TurnServices } from "./TurnRunner.ts";
@@ -45,11 +46,13 @@ export class SubprocessPhase {
     try {
       const base = this.#soul.committed();
       const phase = new TurnDraft(() => this.#soul.committed(), `${last?.turnId ?? `${this.#soul.soulId}:${base.turn}`}:sub`, base.memory);
+      if (this.#soul.tracing) phase.trace = new TurnTrace(base.memory.memories, input.perception, input.next, this.#soul.now());
       let next = input.next;
       let params = input.params;
       for (const sub of blueprint.subprocesses) {
         if (cancelled.aborted) return unchanged;
         const fork = phase.fork();
+        phase.trace?.path.push(sub.name);
         const run = new ProcessRun(this.#soul.runHost, {
           kind: "subprocess",
           process: sub.name,

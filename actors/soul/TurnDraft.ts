@@ -3,6 +3,7 @@ import type { KvWrite, ScheduledEntry } from "../../runtime/store/index.ts";
 import type { ProcessParams } from "../vocabulary/index.ts";
 import type { ProposalKind } from "../vocabulary/index.ts";
 import type { SoulState } from "./SoulState.ts";
+import type { TurnTrace } from "./TurnTrace.ts";
 
 /** An action taken during a turn, held until the turn commits. */
 export interface DraftAction {
@@ -60,6 +61,8 @@ export class TurnDraft {
   /** Streamed speech still arriving; the turn waits for it before it commits. */
   readonly streams: Promise<void>[] = [];
   expired = false;
+  /** What the turn log keeps of this turn, when the soul's store keeps one. */
+  trace?: TurnTrace;
   /** `setNextProcess`: wins over a bare-memory return. */
   nextProcess?: { name: string; params: ProcessParams | null };
 
@@ -88,7 +91,10 @@ export class TurnDraft {
 
   /** A draft over this one, for a subprocess: merged back only if the subprocess succeeds. */
   fork(): TurnDraft {
-    return new TurnDraft(this.#base, this.turnId, this.memory, this);
+    const child = new TurnDraft(this.#base, this.turnId, this.memory, this);
+    // One trace for the phase: a fork that fails keeps its steps there, as what was tried.
+    if (this.trace) child.trace = this.trace;
+    return child;
   }
 
   merge(child: TurnDraft): void {

@@ -14,6 +14,7 @@ import { MAX_EXECUTE_NOW } from "./soulMachine.ts";
 import type { IsmFinishInput, IsmPrepared, RunInput, RunOutput } from "./soulMachineHost.ts";
 import type { SoulState } from "./SoulState.ts";
 import { TurnDraft } from "./TurnDraft.ts";
+import { TurnTrace } from "./TurnTrace.ts";
 import { TurnError } from "./TurnError.ts";
 import { parseResult } from "./processResult.ts";
 
@@ -22,6 +23,8 @@ export interface TurnServices {
   readonly soulId: string;
   readonly blueprint: SoulBlueprint;
   readonly runHost: RunHost;
+  /** Turns are traced for the turn log (the soul's store keeps one). */
+  readonly tracing: boolean;
   /** The committed state (replaced, never mutated, by each commit). */
   committed(): SoulState;
   invoke<T>(run: ProcessRun, fn: () => T): T;
@@ -207,8 +210,10 @@ export class TurnRunner {
   #begin(input: RunInput): ActiveTurn {
     const committed = this.#soul.committed();
     const turnId = `${this.#soul.soulId}:${committed.turn + 1}`;
+    const draft = new TurnDraft(() => this.#soul.committed(), turnId, committed.memory);
+    if (this.#soul.tracing) draft.trace = new TurnTrace(committed.memory.memories, input.perception, input.current, this.#soul.now());
     const turn: ActiveTurn = {
-      draft: new TurnDraft(() => this.#soul.committed(), turnId, committed.memory),
+      draft,
       perception: input.perception,
       origin: input.current,
       routed: input.process !== input.current,
@@ -243,6 +248,7 @@ export class TurnRunner {
       draft.resetProcess(name);
     } else previous = turn.lastPrevious;
 
+    draft.trace?.path.push(name);
     const run = new ProcessRun(this.#soul.runHost, {
       process: name,
       perception,
@@ -291,6 +297,7 @@ export class TurnRunner {
     const whisper = readDaimonicWhisper({ [DAIMONIC_WHISPER_KEY]: stored });
     if (!whisper) return;
     draft.memory = withDaimonicIntuition(draft.memory, whisper);
+    draft.trace?.whispers.push({ source: whisper.source, content: whisper.content });
     // The stored object is the whisper's identity: `whisper()` stores a new one each time and
     // nothing copies it in place, so one that arrives during the turn is a different value.
     draft.consumeSoulMemory(DAIMONIC_WHISPER_KEY, stored);

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { StepTally, StepTraceListener } from "./stepTrace.ts";
 import type { Completion, LanguageModel, Usage } from "../providers/index.ts";
 import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/index.ts";
 
@@ -23,6 +24,8 @@ export interface CognitionContext {
    * the call (a soul whose budget is spent), and the step fails with that error at once.
    */
   admit?: (call: ModelCallRequest) => void;
+  /** Told of every step once it ends (stepTrace.ts): what the turn log keeps for the debugger. */
+  onStep?: StepTraceListener;
 }
 
 /** A model call about to be made, as `admit` sees it. */
@@ -70,8 +73,9 @@ export function resolveStepModel(ctx: CognitionContext, step: string, soul: stri
 }
 
 /** Tells the context's usage listener what one model call cost. */
-export function reportUsage(ctx: CognitionContext, completion: Completion, step: string, soul: string): Usage {
+export function reportUsage(ctx: CognitionContext, completion: Completion, step: string, soul: string, tally?: StepTally): Usage {
   ctx.onUsage?.(completion.usage, { step, soul, provider: completion.provider, model: completion.model });
+  tally?.add(completion);
   return completion.usage;
 }
 

@@ -4,6 +4,7 @@ import { chunkQueue } from "./chunkQueue.ts";
 import { combineSignals, currentCognition, reportUsage, resolveStepModel, type ResolvedModel } from "./CognitionContext.ts";
 import type { InputMemory } from "./Memory.ts";
 import { parseJsonAnswer, toJsonSchema } from "./sanitize.ts";
+import { StepTally } from "./stepTrace.ts";
 import { toPromptMessage } from "./untrustedMemory.ts";
 import { WorkingMemory } from "./WorkingMemory.ts";
 
@@ -91,22 +92,29 @@ export function createCognitiveStep<Arg, Raw = string, Value = Raw>(
       signal,
       format,
     };
+    const tally = ctx.onStep ? new StepTally(ctx.onStep, stepName, resolved.name, memory.memories, messages) : undefined;
     const finish = async (raw: Raw): Promise<[WorkingMemory, Value]> => {
       const [added, value] = spec.postProcess
         ? await spec.postProcess(memory, raw)
         : ([{ role: "assistant", content: String(raw) }, raw as unknown as Value] as [InputMemory, Value]);
+      tally?.done(raw, value);
       return [memory.withMemory(added), value];
     };
 
     if (opts.stream) {
       if (spec.schema) throw new CognitiveStepError(stepName, "a schema step cannot stream");
-      return streamStep(stepName, memory, spec, request, resolved, finish);
+      return streamStep(stepName, memory, spec, request, resolved, finish, tally);
     }
 
-    const raw = spec.schema
-      ? await completeJson(stepName, memory.soulName, request, resolved, spec.schema)
-      : ((await complete(stepName, memory.soulName, request, resolved)) as unknown as Raw);
-    return finish(raw);
+    try {
+      const raw = spec.schema
+        ? await completeJson(stepName, memory.soulName, request, resolved, spec.schema, tally)
+        : ((await complete(stepName, memory.soulName, request, resolved, tally)) as unknown as Raw);
+      return await finish(raw);
+    } catch (error) {
+      tally?.failed(error);
+      throw error;
+    }
   }
 
   return Object.assign(run, { stepName }) as CognitiveStep<Arg, Value>;
@@ -128,9 +136,9 @@ function buildMessages(
   return messages;
 }
 
-async function complete(step: string, soul: string, request: CompletionRequest, resolved: ResolvedModel): Promise<string> {
+async function complete(step: string, soul: string, request: CompletionRequest, resolved: ResolvedModel, tally?: StepTally): Promise<string> {
   const completion = await resolved.model.complete(request);
-  reportUsage(currentCognition(), completion, step, soul);
+  reportUsage(currentCognition(), completion, step, soul, tally);
   return completion.text;
 }
 
@@ -141,8 +149,9 @@ async function completeJson<Raw>(
   request: CompletionRequest,
   resolved: ResolvedModel,
   schema: z.ZodType<Raw>,
+  tally?: StepTally,
 ): Promise<Raw> {
-  let text = await complete(step, soul, request, resolved);
+  let text = await complete(step, soul, request, resolved, tally);
   let parsed = parseJsonAnswer(text, schema);
   if (parsed.ok) return parsed.value;
   const retry: CompletionRequest = {
@@ -153,7 +162,7 @@ async function completeJson<Raw>(
       { role: "user", content: `That answer was not usable: ${parsed.error}. Answer again with only the JSON.` },
     ],
   };
-  text = await complete(step, soul, retry, resolved);
+  text = await complete(step, soul, retry, resolved, tally);
   parsed = parseJsonAnswer(text, schema);
   if (parsed.ok) return parsed.value;
   throw new CognitiveStepError(
@@ -169,14 +178,16 @@ function streamStep<Raw, Value>(
   request: CompletionRequest,
   resolved: ResolvedModel,
   finish: (raw: Raw) => Promise<[WorkingMemory, Value]>,
+  tally: StepTally | undefined,
 ): [WorkingMemory, AsyncIterable<string>, Promise<Value>] {
   const source = resolved.model.stream(request);
   const ctx = currentCognition();
   const raw = source.final.then((completion) => {
-    reportUsage(ctx, completion, step, memory.soulName);
+    reportUsage(ctx, completion, step, memory.soulName, tally);
     return completion.text as unknown as Raw;
   });
   const outcome = raw.then(finish);
+  if (tally) outcome.catch((error: unknown) => tally.failed(error));
   const processed = spec.streamProcessor ? spec.streamProcessor(memory, source) : source;
   const chunks = bufferedStream(processed);
   const value = outcome.then(([, v]) => v);

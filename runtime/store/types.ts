@@ -4,6 +4,7 @@
  * makes it atomic and durable.
  */
 
+import type { TurnHistory } from "./TurnHistory.ts";
 import type { TurnLogOptions } from "./TurnLog.ts";
 
 /** Working memory in its plain-data form (see runtime/cognition WorkingMemory.toJSON). */
@@ -141,6 +142,9 @@ export interface ActorStore {
 
   /** Removes every key of this actor. */
   destroy(): Promise<void>;
+
+  /** The turn log (committed turns read back, revert), when the store keeps one. */
+  readonly history?: TurnHistory | undefined;
 }
 
 export interface StoreOptions {
