@@ -49,3 +49,4 @@ export { createSoulMachine, MAX_EXECUTE_NOW } from "./soulMachine.ts";
 export type { SoulMachine, SoulMachineContext, SoulMachineEvent } from "./soulMachine.ts";
 export { createMemoryActorStore } from "./memoryActorStore.ts";
 export { currentTurn, type TurnScope } from "../vocabulary/index.ts";
+export type { StoredTurnTrace, StepRecordStored, ProposalOutcome, MemorySegment } from "./TurnTrace.ts";

@@ -62,6 +62,13 @@ export interface SoulHost {
   perceive(id: string, input: PerceptionInput): Promise<PerceiveResult>;
   /** Stops the soul once it is idle and drops it from memory; its state stays in the store. */
   passivate(id: string): Promise<void>;
+  /**
+   * Stops the soul after its running turn (perceptions waiting stay in its inbox), runs
+   * `between` while no turn can start, then activates it again from the store, which replays
+   * what waited: how a soul's state is changed under it (a revert) without a perception lost
+   * or answered twice.
+   */
+  reload<T>(id: string, between: () => Promise<T>): Promise<T>;
   /** Passivates every idle soul with no activity for `olderThanMs`; returns their ids. */
   passivateIdle(olderThanMs: number): Promise<string[]>;
   /** Ids of the souls in memory now. */
@@ -161,8 +168,35 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
     return done;
   };
 
+  const reload = async <T>(id: string, between: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      const pending = passivating.get(id);
+      if (!pending) break;
+      await pending;
+    }
+    const soul = live.get(id);
+    let result!: T;
+    const done = (async () => {
+      try {
+        if (soul) await soul.stop();
+        result = await between();
+      } finally {
+        if (soul) {
+          live.delete(id);
+          registry.trigger.passivated({ id, at: clock.now() });
+        }
+        passivating.delete(id);
+      }
+    })();
+    passivating.set(id, done.catch(() => undefined));
+    await done;
+    if (soul) activate(id);
+    return result;
+  };
+
   return {
     get,
+    reload,
     async perceive(id, input) {
       return (await get(id)).perceive(input);
     },

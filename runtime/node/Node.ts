@@ -92,7 +92,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   const { registry, live } = feed;
   const metrics = options.metrics ? (await import("./nodeMetrics.ts")).createNodeMetrics(plan, feed, bus) : undefined; // prom-client only when asked for
   cleanups.push(async () => metrics?.stop());
-  const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), ...(options.registry ? { registry: options.registry } : {}), ...(metrics ? { metrics } : {}) });
+  const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), spent: feed.spent, ...(options.registry ? { registry: options.registry } : {}), ...(metrics ? { metrics } : {}) });
   const souls = hostNodeSouls(plan, ground, feed, output, options.inspect);
 
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
@@ -114,7 +114,18 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     return registryStatus(registry.getSnapshot().context);
   };
   const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
-  const history = soulHistory();
+  const history = soulHistory({
+    nodeId,
+    hosted: plan.hosted,
+    known: plan.known,
+    blueprints: plan.blueprints,
+    store,
+    host: souls.host,
+    statusOf: (id) => status().souls.find((s) => s.id === id),
+    machineOf: () => null, // LEAD-TODO: soulMachineJson once runtime/inspect/machineJson.ts lands
+    events: output.events,
+    now: () => Date.now(),
+  });
   const control: NodeControl = startNodeControl(
     bus,
     ground.subjects,

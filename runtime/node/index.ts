@@ -47,10 +47,17 @@ export {
   type MemoryRequest,
   type NodeCounters,
   type NodeStatus,
+  type RevertRecord,
+  type RevertReply,
+  type RevertRequest,
+  type SoulDetailReply,
   type SoulMemoryReply,
   type SoulRunStatus,
   type SoulStatusEntry,
   type StopReply,
+  type TokenCount,
+  type TurnsReply,
+  type TurnsRequest,
 } from "./controlProtocol.ts";
 export { createNodeRegistry, registryStatus, type NodeRegistry, type RegistryContext, type RegistrySoul } from "./nodeRegistry.ts";
 export { connectClusterBus, connectFailure, NatsUnreachableError, type NatsConnectOptions } from "./natsConnection.ts";
@@ -67,4 +74,5 @@ export {
   type DiscoveredNode,
   type DiscoverOptions,
 } from "./clusterClient.ts";
+export { NodeRequestError, requestRevert, requestSoulDetail, requestTurns, type NodeRequestFailure } from "./debugClient.ts";
 export { isSoulPath, loadSoulModule, soulIdOfPath, SoulModuleError } from "./soulModule.ts";

@@ -29,6 +29,8 @@ export interface NodeCognitionOptions {
   budgetsOf(soulId: string): readonly BuiltGate[];
   /** The souls' own budgets, when any hosted soul has one. */
   budgets?: SoulBudgets;
+  /** Told of the tokens each of the node's souls spends in its turns. */
+  spent?(soulId: string, input: number, output: number): void;
   /** Told of every model call made through the node's registry (metrics). */
   observe?: ModelCallObserver;
   onError(err: unknown, what: string): void;
@@ -80,6 +82,7 @@ export function nodeCognition(o: NodeCognitionOptions): NodeCognition {
       const soulId = currentTurn()?.soulId;
       if (soulId === undefined) return;
       const model = `${info.provider}:${info.model}`;
+      o.spent?.(soulId, usage.inputTokens, usage.outputTokens);
       for (const b of o.budgetsOf(soulId)) {
         b.budget?.record(soulId, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, model }).catch((err: unknown) => o.onError(err, `budget of ${soulId}`));
       }

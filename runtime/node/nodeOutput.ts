@@ -46,6 +46,8 @@ export interface NodeOutputContext {
   live: ReadonlyMap<string, Soul>;
   /** A soul whose state the registry should show anew. */
   changed(soulId: string): void;
+  /** Model tokens a hosted soul spent (its status shows them). */
+  spent?(soulId: string, input: number, output: number): void;
   registry?: ModelRegistry;
   metrics?: NodeMetrics;
 }
@@ -70,6 +72,7 @@ export function buildNodeOutput(plan: NodePlan, { bus, subjects, store }: NodeGr
     budgetsOf: (id) => gatesOf(built, id).filter((b) => b.budget),
     ...(budgets ? { budgets } : {}),
     ...(metrics ? { observe: metrics.modelCall } : {}),
+    ...(o.spent ? { spent: o.spent } : {}),
     onError: report,
   });
   const decisions = counted(publishDecisions(bus, config.cluster, { from: address, onError: (err, d) => report(err, `gate decision ${d.decision} of ${d.gate}`) }), metrics);

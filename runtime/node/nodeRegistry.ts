@@ -93,7 +93,17 @@ export function registryStatus(ctx: RegistryContext): NodeStatus {
     startedAt: ctx.startedAt,
     state: ctx.state,
     bus: ctx.bus,
-    souls: Object.values(ctx.souls).map(({ id, name, process, turns, pending, status }) => ({ id, name, process, turns, pending, status })),
+    souls: Object.values(ctx.souls).map(({ id, name, process, turns, pending, status, lastTurnAt, turnsPerMinute, tokens }) => ({
+      id,
+      name,
+      process,
+      turns,
+      pending,
+      status,
+      ...(lastTurnAt > 0 ? { lastTurnAt } : {}),
+      ...(turnsPerMinute !== undefined ? { turnsPerMinute } : {}),
+      ...(tokens !== undefined ? { tokens: { ...tokens } } : {}),
+    })),
     daimons: Object.values(ctx.daimons).map((d) => ({ ...d })),
     skillGates: Object.values(ctx.skillGates)
       .filter((g) => g.serving)

@@ -11,7 +11,7 @@
 import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
 import type { Store } from "../store/index.ts";
 import type { SoulConfig } from "./clusterConfig.ts";
-import type { NodeCounters, SoulRunStatus } from "./controlProtocol.ts";
+import type { NodeCounters, SoulRunStatus, TokenCount } from "./controlProtocol.ts";
 import { createNodeRegistry, type NodeRegistry, type RegistrySoul, type SoulPatch } from "./nodeRegistry.ts";
 import type { NodePlan } from "./nodePlan.ts";
 import { soulsElsewhere } from "./soulPlacement.ts";
@@ -42,6 +42,16 @@ export function initialRegistrySouls(hostedConfigs: readonly SoulConfig[], bluep
  */
 export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Soul>) {
   const counts: Partial<NodeCounters> = {};
+  const rates = new TurnRates();
+  const tokens = new Map<string, TokenCount>();
+  /** Model tokens a soul spent: shown with its status at the next flush. */
+  const spent = (soulId: string, input: number, output: number) => {
+    const total = tokens.get(soulId) ?? { input: 0, output: 0 };
+    total.input += input;
+    total.output += output;
+    tokens.set(soulId, total);
+    dirty.add(soulId);
+  };
   const dirty = new Set<string>();
   const activations = new Map<string, number>();
   const count = (counter: keyof NodeCounters, by = 1) => {
@@ -61,7 +71,14 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
       const soul = live.get(id);
       if (!soul || !known[id]) continue;
       const patch: SoulPatch = statusOfLive(soul);
-      if (known[id].turns !== patch.turns) patch.lastTurnAt = Date.now();
+      const now = Date.now();
+      if (known[id].turns !== patch.turns) {
+        patch.lastTurnAt = now;
+        rates.add(id, Math.max(1, (patch.turns ?? 0) - known[id].turns), now);
+      }
+      patch.turnsPerMinute = rates.perMinute(id, now);
+      const used = tokens.get(id);
+      if (used) patch.tokens = { ...used };
       const activated = activations.get(id);
       if (activated !== undefined) patch.activations = known[id].activations + activated;
       patches[id] = patch;
@@ -89,7 +106,28 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
     registry.trigger.soulsPatched({ patches });
     registry.trigger.stateChanged({ state: "stopped" });
   };
-  return { dirty, activations, count, flush, markPassivated, markStopped };
+  return { dirty, activations, count, spent, flush, markPassivated, markStopped };
+}
+
+/** Each soul's turns of the last minute, as timestamps: a few hundred at most for a busy soul. */
+class TurnRates {
+  readonly #times = new Map<string, number[]>();
+
+  add(soulId: string, turns: number, now: number): void {
+    const times = this.#times.get(soulId) ?? [];
+    for (let i = 0; i < Math.min(turns, 10_000); i++) times.push(now);
+    this.#times.set(soulId, times);
+  }
+
+  perMinute(soulId: string, now: number): number {
+    const times = this.#times.get(soulId);
+    if (!times) return 0;
+    const since = now - 60_000;
+    let drop = 0;
+    while (drop < times.length && (times[drop] as number) < since) drop++;
+    if (drop) times.splice(0, drop);
+    return times.length;
+  }
 }
 
 const REGISTRY_FLUSH_MS = 100;

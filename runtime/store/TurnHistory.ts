@@ -71,9 +71,10 @@ export class TurnHistory {
    * Logged commits of at most `limit` turn numbers below `before`, newest first. Read
    * synchronously, so from one LMDB snapshot.
    */
-  page(limit: number, before?: number): LoggedTurn[] {
+  page(limit: number, before?: number, options: { memories?: boolean } = {}): LoggedTurn[] {
     this.#writer.ensureOpen();
     const records = this.#log.newestFirst(limit, before);
+    if (options.memories === false) return records.map((record) => this.#loggedTurn(record, [], null));
     const afters = records.map((r) => this.#memories.memoriesOf((r.state.workingMemory as unknown) ?? null));
     return records.map((record, i) => {
       let memoriesBefore: unknown[] | null;
