@@ -108,6 +108,11 @@ function soulMaker(options: SoulHostOptions, clock: Clock): { storeOf: (id: stri
   return { storeOf, make };
 }
 
+/** Resolves once the soul is not being passivated (or reloaded) any more. */
+async function settled(passivating: ReadonlyMap<string, Promise<void>>, id: string): Promise<void> {
+  for (let pending = passivating.get(id); pending; pending = passivating.get(id)) await pending;
+}
+
 export function createSoulHost(options: SoulHostOptions): SoulHost {
   const clock = options.clock ?? systemClock;
   const { storeOf, make } = soulMaker(options, clock);
@@ -130,11 +135,7 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
   };
 
   const get = async (id: string): Promise<Soul> => {
-    for (;;) {
-      const pending = passivating.get(id);
-      if (!pending) break;
-      await pending;
-    }
+    await settled(passivating, id);
     return live.get(id) ?? activate(id);
   };
 
@@ -169,27 +170,15 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
   };
 
   const reload = async <T>(id: string, between: () => Promise<T>): Promise<T> => {
-    for (;;) {
-      const pending = passivating.get(id);
-      if (!pending) break;
-      await pending;
-    }
+    await settled(passivating, id);
     const soul = live.get(id);
-    let result!: T;
-    const done = (async () => {
-      try {
-        if (soul) await soul.stop();
-        result = await between();
-      } finally {
-        if (soul) {
-          live.delete(id);
-          registry.trigger.passivated({ id, at: clock.now() });
-        }
-        passivating.delete(id);
-      }
-    })();
-    passivating.set(id, done.catch(() => undefined));
-    await done;
+    // Held as a passivation: whoever asks for the soul meanwhile waits for it to come back.
+    const done = (soul ? soul.stop() : Promise.resolve()).then(between).finally(() => {
+      if (soul) (live.delete(id), registry.trigger.passivated({ id, at: clock.now() }));
+      passivating.delete(id);
+    });
+    passivating.set(id, done.then(() => undefined, () => undefined));
+    const result = await done;
     if (soul) activate(id);
     return result;
   };

@@ -32,7 +32,7 @@ export interface StartNodeOptions {
   /** Data directory, instead of the config's `data` (default `./.ensoul`). The node's LMDB lives in `<data>/<nodeId>`. */
   data?: string;
   /** LMDB options (`noSync` for tests and benchmarks). */
-  store?: Pick<StoreOptions, "noSync" | "durability" | "mapSize">;
+  store?: Pick<StoreOptions, "noSync" | "durability" | "mapSize" | "turnLog">;
   /** Where provider keys and `bouncer.vaultEnv` values are read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** A model registry instead of one built from `env` (tests, benchmarks). */

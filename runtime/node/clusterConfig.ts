@@ -8,6 +8,7 @@
  * A TypeScript config may pass objects where YAML can only name things: a soul blueprint
  * (`defineSoul(...)`) instead of a builtin soul's name, a Gate object instead of a builtin.
  */
+import { DEFAULT_TURN_LOG_KEEP } from "../store/index.ts";
 import { z } from "zod";
 import { DEFAULT_MAX_QUEUED, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { DAIMON_MODES, type DaimonMode } from "../../actors/daimon/index.ts";
@@ -89,6 +90,11 @@ const runtimeSchema = z.strictObject({
    * off when processes outside this config host souls in the same cluster.
    */
   deadLetterUnknownSouls: z.boolean().default(true),
+  /**
+   * The turn log each soul keeps in LMDB, for the debugger's timeline and its revert: the
+   * last `keep` turns (0: none), and none older than `maxAgeMs` (the latest is always kept).
+   */
+  turnLog: z.strictObject({ keep: z.number().int().min(0).max(1_000_000).default(DEFAULT_TURN_LOG_KEEP), maxAgeMs: z.number().int().min(1).optional() }).default({ keep: DEFAULT_TURN_LOG_KEEP }),
 });
 
 export const clusterConfigSchema = z
@@ -115,7 +121,7 @@ export const clusterConfigSchema = z
     approvals: z.strictObject({ authorizedUsers: z.array(z.string().min(1)).min(1) }).optional(),
     /** Reserved: validated, not started yet. */
     bridges: z.array(bridgeSchema).default([]),
-    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true }),
+    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true, turnLog: { keep: DEFAULT_TURN_LOG_KEEP } }),
   })
   .superRefine((config, ctx) => crossCheck(config, ctx));
 

@@ -30,7 +30,7 @@ export async function openNodeGround(options: StartNodeOptions, plan: NodePlan):
       const running = await runningTwin(bus, subjects, nodeId);
       if (running) throw new Error(`node '${nodeId}' of cluster '${config.cluster}' is already running (pid ${running.pid}); stop it first or start this one with another --node`);
     }
-    const store = openStore({ path: nodeDataDir(options.data ?? config.data, nodeId), ...options.store });
+    const store = openStore({ path: nodeDataDir(options.data ?? config.data, nodeId), turnLog: config.runtime.turnLog, ...options.store });
     return { bus, ownsBus, subjects, store };
   } catch (err) {
     if (ownsBus) await bus.close().catch(() => undefined);

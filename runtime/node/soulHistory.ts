@@ -10,7 +10,7 @@
  */
 import type { SoulBlueprint, SoulHost, StoredTurnTrace } from "../../actors/soul/index.ts";
 import { toPromptMessage, type Memory } from "../cognition/index.ts";
-import { TurnNotKeptError, userModels, type LoggedTurn, type Store, type TurnHistory } from "../store/index.ts";
+import { TurnNotKeptError, userModels, type ActorHistory, type LoggedTurn, type Store } from "../store/index.ts";
 import {
   encodeControl,
   type RevertRecord,
@@ -58,7 +58,7 @@ export function soulHistory(c: SoulHistoryContext): SoulHistory {
     if (c.known.has(soulId)) throw new ControlRequestError("not-found", `soul '${soulId}' is not hosted on node ${c.nodeId}`);
     throw new ControlRequestError("not-found", `unknown soul '${soulId}'`);
   };
-  const historyOf = (soulId: string): TurnHistory => {
+  const historyOf = (soulId: string): ActorHistory => {
     const history = c.store.actor(soulId).history;
     if (!history) throw new ControlRequestError("conflict", `node ${c.nodeId} keeps no turn log (store.turnLog is off), so soul '${soulId}' has no turns to show or revert to`);
     return history;
@@ -116,7 +116,7 @@ function soulDetail(c: SoulHistoryContext, soulId: string): SoulDetailReply {
 }
 
 /** `from->to` counts over the turns kept: each turn's way from its process through those it ran to where it rests. */
-function countTransitions(history: TurnHistory): Record<string, number> {
+function countTransitions(history: ActorHistory): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const entry of history.page(history.keep, undefined, { memories: false })) {
     const trace = entry.trace as StoredTurnTrace | undefined;

@@ -15,34 +15,12 @@ import type { AtomicWriter } from "./AtomicWriter.ts";
 import type { Databases } from "./environment.ts";
 import { prefixRange } from "./keys.ts";
 import type { MemoryLog } from "./MemoryLog.ts";
-import type { LoggedKvWrite, TurnLog, TurnLogKind, TurnLogRecord } from "./TurnLog.ts";
-import { StoreError, TurnNotKeptError, type ActorState, type KvWrite, type ScheduledEntry } from "./types.ts";
+import type { TurnLog, TurnLogRecord } from "./TurnLog.ts";
+import { StoreError, TurnNotKeptError, type ActorHistory, type ActorState, type LoggedKvWrite, type LoggedTurn, type RevertOutcome, type ScheduledEntry } from "./types.ts";
 
-/** A logged commit read back: its state with the working memory's memories, and the memories before it. */
-export interface LoggedTurn {
-  kind: TurnLogKind;
-  turn: number;
-  /** Orders the entries of one turn number: 0 is the turn, then its subprocesses and reverts. */
-  k: number;
-  at: number;
-  state: ActorState;
-  /** The memories before this commit; null when the entry before it is no longer kept. */
-  memoriesBefore: unknown[] | null;
-  schedules: ScheduledEntry[];
-  kv: KvWrite[];
-  trace?: unknown;
-  revert?: { toTurn: number; by: string };
-}
 
-export interface RevertOutcome {
-  /** The turn current when the revert was made (the next turn is this + 1). */
-  turn: number;
-  toTurn: number;
-  by: string;
-  at: number;
-}
 
-export class TurnHistory {
+export class TurnHistory implements ActorHistory {
   readonly #actorId: string;
   readonly #dbs: Databases;
   readonly #writer: AtomicWriter;

@@ -24,38 +24,12 @@
 import type { Database, Key } from "lmdb";
 import type { Databases } from "./environment.ts";
 import { keyParts, prefixRange, type LmdbKey } from "./keys.ts";
-import { StoreError, type ActorState, type KvWrite, type ScheduledEntry } from "./types.ts";
+import type { ActorState, KvWrite, LoggedKvWrite, ScheduledEntry, TurnLogEntry, TurnLogKind } from "./types.ts";
 
-export interface TurnLogOptions {
-  /** Turn numbers kept (default 100); 0 turns the log off. The latest is always kept. */
-  keep?: number;
-  /** Entries older than this are dropped at the next prune (the latest is always kept). */
-  maxAgeMs?: number;
-}
 
-export const DEFAULT_TURN_LOG_KEEP = 100;
 
-export type TurnLogKind = "turn" | "subprocess" | "revert";
 
-/** A key/value write of the turn, with the value it replaced (`had: false`: there was none). */
-export interface LoggedKvWrite extends KvWrite {
-  had: boolean;
-  prior?: unknown;
-}
 
-/** What the log keeps of one commit. */
-export interface TurnLogEntry {
-  kind: TurnLogKind;
-  turn: number;
-  /** Epoch ms of the commit. */
-  at: number;
-  /** The state record as written: the working memory as slot runs (MemoryLog). */
-  state: ActorState;
-  schedules: ScheduledEntry[];
-  kv: LoggedKvWrite[];
-  /** For a revert: which turn it went back to, and who asked. */
-  revert?: { toTurn: number; by: string };
-}
 
 /** An entry read back, with its place in the log. */
 export interface TurnLogRecord extends TurnLogEntry {
@@ -67,12 +41,6 @@ type Run = [number, number];
 
 const AFTER_ALL = Buffer.from([0xff]);
 
-export function assertTurnLogOptions(options: TurnLogOptions | false | undefined): void {
-  if (options === undefined || options === false) return;
-  const { keep, maxAgeMs } = options;
-  if (keep !== undefined && (!Number.isSafeInteger(keep) || keep < 0)) throw new StoreError(`invalid turnLog.keep ${String(keep)}: must be a whole number, 0 to turn the log off`);
-  if (maxAgeMs !== undefined && (!(typeof maxAgeMs === "number") || !(maxAgeMs > 0))) throw new StoreError(`invalid turnLog.maxAgeMs ${String(maxAgeMs)}: must be a positive number of milliseconds`);
-}
 
 /** The slot runs a state record's working memory uses (none for a state without a logged memory). */
 function runsOf(state: ActorState | undefined): Run[] {

@@ -25,11 +25,9 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { open, type Database, type Key, type RootDatabase, type RootDatabaseOptionsWithPath } from "lmdb";
-import type { ActorState, InboxEntry, OutboxEntry, ScheduledEntry, StoreOptions } from "./types.ts";
-import { StoreError } from "./types.ts";
+import { DEFAULT_TURN_LOG_KEEP, StoreError, type ActorState, type InboxEntry, type OutboxEntry, type ScheduledEntry, type StoreOptions, type TurnLogEntry, type TurnLogOptions } from "./types.ts";
 import { DEFAULT_PATH } from "./defaults/index.ts";
 import { lockDataDir, type DataDirLock } from "./dataDirLock.ts";
-import { assertTurnLogOptions, DEFAULT_TURN_LOG_KEEP, type TurnLogEntry } from "./TurnLog.ts";
 
 /** An outbox entry with its per-actor creation order, which its id alone does not give. */
 export interface StoredOutbox {
@@ -94,6 +92,14 @@ export function lmdbOptions(options: StoreOptions = {}): RootDatabaseOptionsWith
     ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
   };
 }
+
+function assertTurnLogOptions(options: TurnLogOptions | false | undefined): void {
+  if (options === undefined || options === false) return;
+  const { keep, maxAgeMs } = options;
+  if (keep !== undefined && (!Number.isSafeInteger(keep) || keep < 0)) throw new StoreError(`invalid turnLog.keep ${String(keep)}: must be a whole number, 0 to turn the log off`);
+  if (maxAgeMs !== undefined && (!(typeof maxAgeMs === "number") || !(maxAgeMs > 0))) throw new StoreError(`invalid turnLog.maxAgeMs ${String(maxAgeMs)}: must be a positive number of milliseconds`);
+}
+
 
 function turnLogSettings(option: StoreOptions["turnLog"]): { keep: number; maxAgeMs?: number } {
   if (option === false) return { keep: 0 };

@@ -11,6 +11,12 @@ export { DEFAULT_PATH } from "./defaults/index.ts";
 export {
   StoreError,
   TurnNotKeptError,
+  DEFAULT_TURN_LOG_KEEP,
+  type ActorHistory,
+  type LoggedTurn,
+  type RevertOutcome,
+  type TurnLogOptions,
+  type TurnLogKind,
   type ActorState,
   type ActorStore,
   type InboxEntry,
@@ -39,5 +45,3 @@ export type { ActorDump, ActorKvEntry, DumpedInboxEntry } from "./ActorTransfer.
 export { exportSoul, importSoul, serializeSoulFile, type ExportSoulOptions, type ImportSoulOptions, type ImportSoulResult } from "./soulFile.ts";
 export { parseSoulFile, SOUL_FILE_FORMAT, SOUL_FILE_VERSION, SoulFileError, type SoulFile, type SoulFileState, type SoulFileUserModel } from "./soulFileFormat.ts";
 export { formatPath } from "./fieldPath.ts";
-export { DEFAULT_TURN_LOG_KEEP, type TurnLogOptions, type TurnLogKind } from "./TurnLog.ts";
-export type { LoggedTurn, RevertOutcome, TurnHistory } from "./TurnHistory.ts";

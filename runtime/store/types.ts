@@ -4,9 +4,6 @@
  * makes it atomic and durable.
  */
 
-import type { TurnHistory } from "./TurnHistory.ts";
-import type { TurnLogOptions } from "./TurnLog.ts";
-
 /** Working memory in its plain-data form (see runtime/cognition WorkingMemory.toJSON). */
 export type SerializedMemory = unknown;
 
@@ -144,7 +141,7 @@ export interface ActorStore {
   destroy(): Promise<void>;
 
   /** The turn log (committed turns read back, revert), when the store keeps one. */
-  readonly history?: TurnHistory | undefined;
+  readonly history?: ActorHistory | undefined;
 }
 
 export interface StoreOptions {
@@ -193,4 +190,73 @@ export class TurnNotKeptError extends StoreError {
     super(message);
     this.name = "TurnNotKeptError";
   }
+}
+
+// ---- the turn log (TurnLog.ts, TurnHistory.ts) ---------------------------------------
+
+export interface TurnLogOptions {
+  /** Turn numbers kept (default 100); 0 turns the log off. The latest is always kept. */
+  keep?: number;
+  /** Entries older than this are dropped at the next prune (the latest is always kept). */
+  maxAgeMs?: number;
+}
+
+export const DEFAULT_TURN_LOG_KEEP = 100;
+
+export type TurnLogKind = "turn" | "subprocess" | "revert";
+
+/** A key/value write of the turn, with the value it replaced (`had: false`: there was none). */
+export interface LoggedKvWrite extends KvWrite {
+  had: boolean;
+  prior?: unknown;
+}
+
+/** What the log keeps of one commit. */
+export interface TurnLogEntry {
+  kind: TurnLogKind;
+  turn: number;
+  /** Epoch ms of the commit. */
+  at: number;
+  /** The state record as written: the working memory as slot runs (MemoryLog). */
+  state: ActorState;
+  schedules: ScheduledEntry[];
+  kv: LoggedKvWrite[];
+  /** For a revert: which turn it went back to, and who asked. */
+  revert?: { toTurn: number; by: string };
+}
+
+/** A logged commit read back: its state with the working memory's memories, and the memories before it. */
+export interface LoggedTurn {
+  kind: TurnLogKind;
+  turn: number;
+  /** Orders the entries of one turn number: 0 is the turn, then its subprocesses and reverts. */
+  k: number;
+  at: number;
+  state: ActorState;
+  /** The memories before this commit; null when the entry before it is no longer kept. */
+  memoriesBefore: unknown[] | null;
+  schedules: ScheduledEntry[];
+  kv: KvWrite[];
+  trace?: unknown;
+  revert?: { toTurn: number; by: string };
+}
+
+export interface RevertOutcome {
+  /** The turn current when the revert was made (the next turn is this + 1). */
+  turn: number;
+  toTurn: number;
+  by: string;
+  at: number;
+}
+
+/** One actor's turn log: committed turns read back, and a revert to one (TurnHistory.ts). */
+export interface ActorHistory {
+  /** Turn numbers kept at most. */
+  readonly keep: number;
+  /** Oldest and newest turn numbers kept. */
+  bounds(): { oldest?: number; newest?: number };
+  /** Logged commits of at most `limit` turn numbers below `before`, newest first (`memories: false`: without working memory). */
+  page(limit: number, before?: number, options?: { memories?: boolean }): LoggedTurn[];
+  /** Rolls the actor back to the state after turn `toTurn`; a TurnNotKeptError when it is not in the log. */
+  revertTo(toTurn: number, by: string, at: number): Promise<RevertOutcome>;
 }

@@ -49,7 +49,7 @@ describe("a soul's history through node control", () => {
     const texts = ["hello", "how are you?", "be quiet now"];
     for (const [i, text] of texts.entries()) {
       await perceive(node.bus, "talker", text);
-      await until(() => soul.state().turn >= i + 1, 10_000);
+      await until(() => soul.state().turn >= i + 1, 10_000, `turn ${i + 1}`);
     }
     const reply = await turnsOf("talker");
     expect(reply.turns.map((t) => t.turn)).toEqual([3, 2, 1]);
@@ -86,7 +86,7 @@ describe("a soul's history through node control", () => {
 
     await perceive(node.bus, "talker", "and now?");
     const again = await node.soul("talker");
-    await until(() => again.state().turn === 4, 10_000);
+    await until(() => again.state().turn === 4, 10_000, "turn 4");
     const reply = await turnsOf("talker");
     expect(reply.turns[0]?.turn).toBe(4);
     expect(reply.turns[0]?.state.soulMemory).toMatchObject({ heard: 2 });
@@ -104,11 +104,11 @@ describe("a soul's history through node control", () => {
     const sent: string[] = [];
     for (let i = 0; i < 5; i++) sent.push((await perceive(node.bus, "busy", `first ${i}`)).id);
     const busy = await node.soul("busy");
-    await until(() => busy.state().turn >= 2, 10_000);
+    await until(() => busy.state().turn >= 2, 10_000, "two turns");
     const reverting = control<RevertReply>("revert", { soulId: "busy", turn: 1, by: "ada" });
     for (let i = 0; i < 5; i++) sent.push((await perceive(node.bus, "busy", `second ${i}`)).id);
     expect(await reverting).toMatchObject({ revert: { toTurn: 1 } });
-    await until(() => new Set(says.seen.filter((e) => e.body.final).map((e) => e.causation)).size === sent.length, 15_000);
+    await until(() => new Set(says.seen.filter((e) => e.body.final).map((e) => e.causation)).size === sent.length, 15_000, "every answer");
     const answered = says.seen.filter((e) => e.body.final).map((e) => e.causation);
     expect(answered.sort()).toEqual([...sent].sort());
     expect(new Set(answered).size).toBe(answered.length);
