@@ -50,3 +50,4 @@ export type { SoulMachine, SoulMachineContext, SoulMachineEvent } from "./soulMa
 export { createMemoryActorStore } from "./memoryActorStore.ts";
 export { currentTurn, type TurnScope } from "../vocabulary/index.ts";
 export type { StoredTurnTrace, StepRecordStored, ProposalOutcome, MemorySegment } from "./TurnTrace.ts";
+export { ISM_STATE, processEvent, soulMachineJson } from "./soulMachineJson.ts";

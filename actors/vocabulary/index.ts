@@ -21,3 +21,4 @@ export type {
 export { currentTurn, requireTurn, runInTurn, type TurnScope } from "./turnScope.ts";
 export { isInterception, type Interception, type Proposal, type ProposalKind, type ReviewVerdict } from "./Proposal.ts";
 export { createInProcessOutlet, type ChunkListener, type InProcessOutlet, type Outlet, type ProposalListener, type ReviewContext } from "./outlet.ts";
+export { machineModelJson, stateJson, type JsonObject, type JsonValue, type MachineJson, type StateJson, type TransitionJson } from "./machineModel.ts";

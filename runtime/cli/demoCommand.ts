@@ -8,7 +8,8 @@
  * line in turn, then drains (every committed turn persisted) and exits at end of input. Ctrl-C
  * or SIGTERM ends it the same way after the running turn (shutdown.ts); a second one forces.
  * With --inspect, every machine of the node is streamed to the Stately inspector until the
- * node has stopped.
+ * node has stopped. With --debug, the debugger page (docs/DEBUGGER.md) watches the demo
+ * cluster until the node has stopped.
  */
 import { fileURLToPath } from "node:url";
 import { resolve } from "node:path";
@@ -20,6 +21,7 @@ import { ConfigError, loadClusterConfig, ModelConfigError, nodeDataDir, startNod
 import { defaultModelName } from "../providers/index.ts";
 import { modelBanner } from "./chatCommand.ts";
 import { CliError } from "./CliError.ts";
+import { debuggerLine, debugPort, openDebugger } from "./debugFlag.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { chatOverBus } from "./natsChat.ts";
 import { watchShutdown } from "./shutdown.ts";
@@ -35,6 +37,8 @@ export interface DemoCommandOptions {
   timeoutMs?: number;
   /** `--inspect [port|ws-url]`: true for the bare flag (the local relay on 8080). */
   inspect?: string | boolean;
+  /** `--debug [port]`: true for the bare flag (port 4500). */
+  debug?: string | boolean;
   env?: NodeJS.ProcessEnv;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WriteStream;
@@ -45,6 +49,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const out = o.output ?? process.stdout;
   const file = o.config ?? DEMO_CONFIG;
   const target = inspectTarget(o.inspect);
+  const debugAt = debugPort(o.debug);
   const loaded = await loadClusterConfig(file).catch((err: unknown) => {
     throw err instanceof ConfigError ? new CliError(err.message) : err;
   });
@@ -69,6 +74,14 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
     throw err;
   }
+  const debuggerServer =
+    debugAt !== undefined &&
+    (await openDebugger(node.bus, debugAt, env, node.id).catch(async (err: unknown) => {
+      await node.stop().catch(() => undefined);
+      await inspection?.stop();
+      shutdown.dispose();
+      throw err;
+    }));
 
   const note = (line: string) => void out.write(`· ${line}\n`);
   const scanner = createSecretScanner({ vault: [env.ANTHROPIC_API_KEY, env.GROQ_API_KEY].filter((v): v is string => typeof v === "string") });
@@ -106,6 +119,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   ].join("\n");
 
   if (inspection) out.write(`ensoul demo: machines streamed to the Stately inspector at ${inspection.url}\n`);
+  if (debuggerServer) out.write(debuggerLine("demo", debuggerServer, env));
   let failed: unknown;
   try {
     await chatOverBus({
@@ -130,6 +144,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
     try {
       await node.stop();
     } finally {
+      if (debuggerServer) await debuggerServer.stop();
       await inspection?.stop();
       shutdown.dispose();
     }

@@ -50,9 +50,10 @@ withNatsOptions(
     .option("--status <mode>", "live status: auto (refreshing on a terminal, a line per change otherwise), lines, or off", "auto")
     .option("--inspect [port|ws-url]", "stream the machines of the node's souls, daimons and skill gates to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)")
     .option("--console", "read `@soul text` lines from stdin and print the answers, also when stdin is not a terminal (on a terminal it is on)")
-    .option("--metrics <[host:]port>", "serve Prometheus metrics at http://<host>:<port>/metrics (host 127.0.0.1 unless given; port 0: any free port)"),
+    .option("--metrics <[host:]port>", "serve Prometheus metrics at http://<host>:<port>/metrics (host 127.0.0.1 unless given; port 0: any free port)")
+    .option("--debug [port]", "serve the debugger page and its API for the whole cluster on http://127.0.0.1:<port>/ (default 4500; token: env ENSOUL_DEBUG_TOKEN)"),
   { cluster: true },
-).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string; inspect?: string | boolean; console?: boolean; metrics?: string }) => {
+).action(async (config: string | undefined, opts: NatsFlags & { node?: string; data?: string; status: string; inspect?: string | boolean; console?: boolean; metrics?: string; debug?: string | boolean }) => {
   if (!["auto", "lines", "off"].includes(opts.status)) throw new CliError(`--status must be auto, lines or off, got '${opts.status}'`);
   const { upCommand } = await import("./upCommand.ts");
   await upCommand(config, opts);
@@ -66,7 +67,8 @@ program
   .option("-c, --config <file>", "another cluster config with a soul 'claudius' (default: examples/demo.yaml)")
   .option("--timeout <ms>", "how long to wait for each answer", positiveInt("--timeout"), 120_000)
   .option("--inspect [port|ws-url]", "stream Claudius's and Kothar's machines to the Stately inspector (a relay started on port, default 8080, or one running at ws-url)")
-  .action(async (opts: { data: string; user: string; config?: string; timeout: number; inspect?: string | boolean }) => {
+  .option("--debug [port]", "serve the debugger page and its API on http://127.0.0.1:<port>/ (default 4500; token: env ENSOUL_DEBUG_TOKEN)")
+  .action(async (opts: { data: string; user: string; config?: string; timeout: number; inspect?: string | boolean; debug?: string | boolean }) => {
     const { demoCommand } = await import("./demoCommand.ts");
     await demoCommand({
       data: opts.data,
@@ -74,6 +76,7 @@ program
       timeoutMs: opts.timeout,
       ...(opts.config !== undefined ? { config: opts.config } : {}),
       ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
+      ...(opts.debug !== undefined ? { debug: opts.debug } : {}),
     });
   });
 
@@ -209,6 +212,16 @@ withNatsOptions(
   const { stopCommand } = await import("./stopCommand.ts");
   await stopCommand({ nats: requireNats(opts, "stop"), cluster: clusterFrom(opts), node });
 });
+
+program
+  .command("export")
+  .description("write a machine as JSON for Stately's tools (createMachine config): a soul's mental processes and their hand-overs, its ISM as a child; or a daimon's, or a bridge's")
+  .argument("<what>", "a soul (samantha, claudius, or a path: ./souls/ada), a daimon (kothar, or daimon for the machine as such), or bridge")
+  .option("-o, --out <file>", "write the JSON to this file (default: stdout)")
+  .action(async (what: string, opts: { out?: string }) => {
+    const { exportCommand } = await import("./exportCommand.ts");
+    await exportCommand({ what, ...(opts.out !== undefined ? { out: opts.out } : {}) });
+  });
 
 registerNatsConfigCommand(program);
 registerSoulCommand(program);

@@ -6,12 +6,15 @@
  * each `ensoul up --node <name>` hosts the souls the config
  * assigns to that node. With --inspect, every machine the node runs is streamed to the
  * Stately inspector; the inspection stops after the node, so its last snapshots still go out.
+ * With --debug, the debugger page (docs/DEBUGGER.md) watches the cluster; it too stops after
+ * the node, so the page sees the souls stop.
  */
 import { resolve } from "node:path";
 import type { Inspection } from "../inspect/index.ts";
 import { ConfigError, findConfigFile, loadClusterConfig, ModelConfigError, NatsUnreachableError, nodeDataDir, startNode, type EnsoulNode } from "../node/index.ts";
 import { rootLogger } from "../log/index.ts";
 import { CliError } from "./CliError.ts";
+import { debuggerLine, debugPort, openDebugger } from "./debugFlag.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
 import { watchShutdown } from "./shutdown.ts";
@@ -26,6 +29,8 @@ export interface UpCommandOptions extends NatsFlags {
   inspect?: string | boolean;
   /** `--metrics [host:]port`: serve Prometheus metrics at `/metrics` (on 127.0.0.1 without a host). */
   metrics?: string;
+  /** `--debug [port]`: true for the bare flag (port 4500). */
+  debug?: string | boolean;
   env?: NodeJS.ProcessEnv;
   out?: NodeJS.WriteStream;
   /** Read `@soul text` lines from stdin and print the answers (default: when stdin is a terminal). */
@@ -36,6 +41,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   const env = options.env ?? process.env;
   const out = options.out ?? process.stdout;
   const target = inspectTarget(options.inspect);
+  const debugAt = debugPort(options.debug);
   let file: string;
   try {
     file = findConfigFile(configArg);
@@ -87,6 +93,15 @@ export async function upCommand(configArg: string | undefined, options: UpComman
       await inspection?.stop();
     }));
   if (metricsServer) out.write(`ensoul up: metrics at ${metricsServer.url}\n`);
+  const debuggerServer =
+    debugAt !== undefined &&
+    (await openDebugger(node.bus, debugAt, env, node.id).catch(async (err: unknown) => {
+      await node.stop().catch(() => undefined);
+      await metricsServer?.close();
+      await inspection?.stop();
+      throw err;
+    }));
+  if (debuggerServer) out.write(debuggerLine("up", debuggerServer, env));
   for (const b of Object.values(node.registry.getSnapshot().context.bridges)) {
     out.write(`ensoul up: bridge ${b.name} (${b.type}, soul ${b.soul}): ${b.state}${b.url ? ` at ${b.url}` : ""}${b.state === "failed" && b.lastError ? `: ${b.lastError}` : ""}\n`);
   }
@@ -109,6 +124,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     shutdown.dispose();
     display.stop();
     await metricsServer?.close();
+    if (debuggerServer) await debuggerServer.stop();
     await inspection?.stop();
   }
   // Each failed step was reported as it failed; the exit says the stop was not clean.

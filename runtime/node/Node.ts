@@ -21,7 +21,7 @@
  * step that fails is reported and the rest still run (nodeShutdown.ts).
  */
 import type { SkillGateHandle } from "../../actors/gate/index.ts";
-import type { Soul } from "../../actors/soul/index.ts";
+import { soulMachineJson, type Soul } from "../../actors/soul/index.ts";
 import type { Bus, ClusterSubjects } from "../bus/index.ts";
 import type { MetricsSource } from "../metrics/index.ts";
 import type { Store } from "../store/index.ts";
@@ -122,7 +122,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     store,
     host: souls.host,
     statusOf: (id) => status().souls.find((s) => s.id === id),
-    machineOf: () => null, // LEAD-TODO: soulMachineJson once runtime/inspect/machineJson.ts lands
+    machineOf: soulMachineJson,
     events: output.events,
     now: () => Date.now(),
   });
