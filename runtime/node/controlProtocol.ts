@@ -13,6 +13,7 @@
  * - `revert`: request `{ soulId, turn, by? }` → RevertReply, or `{ error, code }`.
  */
 import { Packr, Unpackr } from "msgpackr";
+import type { ProposalOutcome } from "../../actors/soul/index.ts";
 
 export const CONTROL_VERBS = ["heartbeat", "status", "memory", "daimon", "stop", "soul", "turns", "revert"] as const;
 export type ControlVerb = (typeof CONTROL_VERBS)[number];
@@ -197,14 +198,8 @@ export interface StepRecord {
   error?: string;
 }
 
-export interface ProposalRecord {
-  id: string;
-  kind: string;
-  action?: string;
-  content?: string;
-  verdict: "passed" | "transformed" | "intercepted";
-  reason?: string;
-}
+/** A proposal of the turn and what review made of it, as the soul's trace keeps it. */
+export type ProposalRecord = ProposalOutcome;
 
 export interface RevertRecord {
   /** The turn that was current when the revert was made (the next turn is this + 1). */
