@@ -25,6 +25,7 @@ import {
 } from "./controlProtocol.ts";
 import { ControlRequestError } from "./controlRequestError.ts";
 import type { EventPublisher } from "./soulEvents.ts";
+import { TransitionCounts } from "./transitionCounts.ts";
 
 export interface SoulHistory {
   soul(soulId: string): SoulDetailReply;
@@ -53,6 +54,7 @@ const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 
 export function soulHistory(c: SoulHistoryContext): SoulHistory {
+  const transitions = new TransitionCounts();
   const hostedSoul = (soulId: string): void => {
     if (c.hosted.has(soulId)) return;
     if (c.known.has(soulId)) throw new ControlRequestError("not-found", `soul '${soulId}' is not hosted on node ${c.nodeId}`);
@@ -67,7 +69,7 @@ export function soulHistory(c: SoulHistoryContext): SoulHistory {
   return {
     soul(soulId) {
       hostedSoul(soulId);
-      return soulDetail(c, soulId);
+      return soulDetail(c, soulId, transitions);
     },
     turns({ soulId, before, limit }) {
       hostedSoul(soulId);
@@ -93,7 +95,7 @@ export function soulHistory(c: SoulHistoryContext): SoulHistory {
   };
 }
 
-function soulDetail(c: SoulHistoryContext, soulId: string): SoulDetailReply {
+function soulDetail(c: SoulHistoryContext, soulId: string, transitions: TransitionCounts): SoulDetailReply {
   const actor = c.store.actor(soulId);
   const blueprint = c.blueprints.get(soulId) as SoulBlueprint;
   const state = actor.loadState();
@@ -111,24 +113,8 @@ function soulDetail(c: SoulHistoryContext, soulId: string): SoulDetailReply {
     userModels: models.users().map((userId) => ({ userId, versions: models.forUser(userId).history().map((v) => ({ ...v })) })),
     ...(history ? { turnLog: { keep: history.keep, ...history.bounds() } } : {}),
     machine: c.machineOf(blueprint),
-    transitions: history ? countTransitions(history) : {},
+    transitions: history ? transitions.of(soulId, history) : {},
   };
-}
-
-/** `from->to` counts over the turns kept: each turn's way from its process through those it ran to where it rests. */
-function countTransitions(history: ActorHistory): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const entry of history.page(history.keep, undefined, { memories: false })) {
-    const trace = entry.trace as StoredTurnTrace | undefined;
-    if (entry.kind === "revert" || !trace) continue;
-    const way = [trace.from, ...trace.path, entry.state.currentProcess];
-    for (let i = 1; i < way.length; i++) {
-      if (way[i] === way[i - 1]) continue;
-      const edge = `${way[i - 1]}->${way[i]}`;
-      counts[edge] = (counts[edge] ?? 0) + 1;
-    }
-  }
-  return counts;
 }
 
 function fitTurns(soulId: string, nodeId: string, page: LoggedTurn[], failed: TurnsReply["failed"], limit: number): TurnsReply {

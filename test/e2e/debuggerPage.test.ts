@@ -7,19 +7,16 @@
  * Needs /usr/bin/chromium (`apt-get install -y chromium`): skipped without it on a developer's
  * machine, failed without it in CI (CI set).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, skipWithoutChromium } from "../support/browser.ts";
 import { countTransitions, LONG_ID, MAIN_SOUL, UNBROKEN } from "../support/debuggerFixtureData.ts";
 import { startDebuggerFixture, type DebuggerFixture } from "../support/debuggerFixtureServer.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
-const missing = !existsSync(CHROMIUM);
-const inCi = Boolean(process.env["CI"]);
-const INSTALL = `no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\``;
-if (missing && !inCi) console.warn(`debuggerPage.test.ts skipped: ${INSTALL}`);
+const skip = skipWithoutChromium("debuggerPage.test.ts");
 
 /** What the page has drawn, read in the page (a string, so no DOM types are needed here). */
 const evaluate = <T>(page: Page, expression: string) => page.evaluate(expression) as Promise<T>;
@@ -54,11 +51,10 @@ function session(options: { token?: string } = {}): Session {
     },
   };
   beforeAll(async () => {
-    if (missing) throw new Error(`CI is set and ${INSTALL}`);
+    browser ??= await launchChromium();
     mkdirSync(ARTIFACTS, { recursive: true });
     // No timer: the tests send the live events themselves (ui.fixture.tick, updateSoul).
     s.fixture = await startDebuggerFixture({ tickMs: 0, ...options });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
   afterAll(async () => {
     await s.fixture?.stop();
@@ -66,7 +62,7 @@ function session(options: { token?: string } = {}): Session {
   return s;
 }
 
-describe.skipIf(missing && !inCi)("the debugger page: the fleet", () => {
+describe.skipIf(skip)("the debugger page: the fleet", () => {
   const ui = session();
 
   it("lists every soul by id, filters them and sorts them by turns", async () => {
@@ -111,7 +107,7 @@ describe.skipIf(missing && !inCi)("the debugger page: the fleet", () => {
   });
 });
 
-describe.skipIf(missing && !inCi)("the debugger page: a soul", () => {
+describe.skipIf(skip)("the debugger page: a soul", () => {
   const ui = session();
 
   it("opens a soul by clicking its id, and shows its turns: steps, gate decisions, silences", async () => {
@@ -169,7 +165,7 @@ describe.skipIf(missing && !inCi)("the debugger page: a soul", () => {
   });
 });
 
-describe.skipIf(missing && !inCi)("the debugger page: live updates and revert", () => {
+describe.skipIf(skip)("the debugger page: live updates and revert", () => {
   const ui = session();
 
   it("puts a new turn on top on `soul.turn`, and moves the highlight on `fleet`", async () => {
@@ -212,7 +208,7 @@ describe.skipIf(missing && !inCi)("the debugger page: live updates and revert", 
   });
 });
 
-describe.skipIf(missing && !inCi)("the debugger page with a token", () => {
+describe.skipIf(skip)("the debugger page with a token", () => {
   const ui = session({ token: "s3cret-token" });
 
   it("takes ?token= once, removes it from the address and sends it on every call", async () => {

@@ -34,6 +34,8 @@ export class Timeline {
   private readonly revertsShown = new Set<string>();
   private next: number | undefined;
   private newest = 0;
+  /** The turn whose state the soul has now: the newest, or the one the latest revert since it went back to. */
+  private current = 0;
   private refreshing: Promise<void> | null = null;
 
   constructor(private readonly soulId: string, private readonly onRevert: (turn: number) => void) {
@@ -48,7 +50,7 @@ export class Timeline {
     this.failedBox.replaceChildren();
     this.newest = 0;
     const page = await api.turns(this.soulId, { limit: PAGE });
-    this.add(page, "bottom");
+    this.add(page, "bottom", true);
     if (page.turns.length === 0) this.list.appendChild(h("p", { class: "muted empty" }, "No committed turn is kept for this soul (yet)."));
   }
 
@@ -58,7 +60,7 @@ export class Timeline {
       .then((page) => {
         // Nothing in common with what is drawn (more than a page came, or a revert): start over.
         const gap = this.cards.size > 0 && page.turns.length > 0 && !page.turns.some((t) => this.cards.has(t.turnId));
-        return gap ? this.load() : this.add(page, "top");
+        return gap ? this.load() : this.add(page, "top", true);
       })
       .finally(() => (this.refreshing = null));
     return this.refreshing;
@@ -68,16 +70,22 @@ export class Timeline {
     if (this.next === undefined) return;
     this.more.disabled = true;
     try {
-      this.add(await api.turns(this.soulId, { before: this.next, limit: PAGE }), "bottom");
+      this.add(await api.turns(this.soulId, { before: this.next, limit: PAGE }), "bottom", false);
     } finally {
       this.more.disabled = false;
     }
   }
 
-  private add(page: TurnsReply, where: "top" | "bottom"): void {
+  /** `newestPage`: the page of the newest turns (asked for without `before`), whose reverts say which state is current. */
+  private add(page: TurnsReply, where: "top" | "bottom", newestPage: boolean): void {
     const fresh = page.turns.filter((t) => !this.cards.has(t.turnId));
     if (fresh.length > 0) this.list.querySelector(".empty")?.remove();
     this.newest = Math.max(this.newest, ...page.turns.filter((t) => t.kind === "turn").map((t) => t.turn));
+    if (newestPage) {
+      // A revert made after the newest turn put the soul back to another turn's state: that one is current.
+      const since = (page.reverts ?? []).filter((r) => r.turn >= this.newest).sort((a, b) => b.at - a.at)[0];
+      this.current = since?.toTurn ?? this.newest;
+    }
     const cards = fresh.map((t) => {
       const card = this.card(t);
       this.cards.set(t.turnId, card);
@@ -89,7 +97,7 @@ export class Timeline {
     this.more.hidden = this.next === undefined;
     for (const revert of page.reverts ?? []) this.showRevert(revert);
     this.showFailed(page.failed ?? []);
-    for (const button of this.list.querySelectorAll<HTMLButtonElement>("button.revert")) button.disabled = Number(button.dataset["turn"]) === this.newest;
+    for (const button of this.list.querySelectorAll<HTMLButtonElement>("button.revert")) button.disabled = Number(button.dataset["turn"]) === this.current;
   }
 
   private card(turn: Turn): HTMLElement {
