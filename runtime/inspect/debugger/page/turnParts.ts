@@ -106,7 +106,8 @@ export function memoryByRegion(memories: Memory[], order: string[] = [], markOf:
 }
 
 export function memoryPart(memory: Turn["memory"]): HTMLElement {
-  const key = (m: Memory) => JSON.stringify([m.role, m.region, m.content]);
+  // A memory's id is its identity (two answers may say the same words); older memories may have none.
+  const key = (m: Memory) => (typeof m.id === "string" ? m.id : JSON.stringify([m.role, m.region, m.content]));
   const before = memory.before;
   const beforeKeys = new Set((before ?? []).map(key));
   const afterKeys = new Set(memory.after.map(key));

@@ -19,7 +19,7 @@ export interface NodeEntry { node: string; state: string; lastSeen?: number; bus
 
 export interface FleetReply { cluster: string; nodes: NodeEntry[]; souls: FleetEntry[] }
 
-export interface Memory { role: string; content: unknown; region?: string; name?: string }
+export interface Memory { id?: string; role: string; content: unknown; region?: string; name?: string }
 
 export interface UserModelVersion { version: number; model?: unknown; note?: string; at?: number; [field: string]: unknown }
 
