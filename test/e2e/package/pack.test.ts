@@ -17,7 +17,8 @@ import { installInEmptyProject, npmVersion, packEnsoul, run, type PackedTarball 
 import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs("ensoul-pack-");
-afterAll(() => dirs.cleanup());
+// Installed node_modules trees: removing them takes a while on a busy disk.
+afterAll(() => dirs.cleanup(), 120_000);
 
 /** README's example soul (the ```js block of "ensoul as a package"), run as written. */
 const ADA_JS = readmeBlock("// ada.mjs");
