@@ -106,15 +106,15 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     out.write(`ensoul up: bridge ${b.name} (${b.type}, soul ${b.soul}): ${b.state}${b.url ? ` at ${b.url}` : ""}${b.state === "failed" && b.lastError ? `: ${b.lastError}` : ""}\n`);
   }
   const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
+  // Signals are taken before "ready": a supervisor may send SIGTERM the moment it reads it.
+  const shutdown = watchShutdown({ command: "up", finishing: `stopping node ${node.id}: finishing the running turns…`, note: display.note });
+  // Its outcome is awaited below, whoever stopped the node (a signal, or `ensoul stop`).
+  shutdown.signal.addEventListener("abort", () => void node.stop().catch(() => undefined), { once: true });
   out.write(tty ? "" : `ensoul up: ready\n`);
   const talk = (options.console ?? Boolean(process.stdin.isTTY))
     ? (await import("./upConsole.ts")).startUpConsole(node, { input: process.stdin, note: (l) => display.note(l), user: env.USER || "user" })
     : undefined;
   if (talk) display.note(`ensoul up: talk to a soul with @<soul> <text>`);
-
-  const shutdown = watchShutdown({ command: "up", finishing: `stopping node ${node.id}: finishing the running turns…`, note: display.note });
-  // Its outcome is awaited below, whoever stopped the node (a signal, or `ensoul stop`).
-  shutdown.signal.addEventListener("abort", () => void node.stop().catch(() => undefined), { once: true });
   let failed: unknown;
   try {
     await node.stopped;
