@@ -43,7 +43,9 @@ describe("a valid envelope still decodes", () => {
     fc.assert(
       // Through JSON text once: MessagePack has no negative zero in its integer formats, so
       // -0 (which fast-check does produce) reads back as 0, as it would from JSON.
-      fc.property(fc.jsonValue({ maxDepth: 8 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown), (value) => {
+      // msgpackr reads a `__proto__` key back as `__proto_` on purpose (no prototype pollution
+      // from the wire), so values with one are left out.
+      fc.property(fc.jsonValue({ maxDepth: 8 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown).filter((v) => !JSON.stringify(v).includes('"__proto__"')), (value) => {
         const bytes = packr.pack(value);
         expect(plainMsgpackProblem(bytes)).toBeNull();
         expect(unpack(bytes)).toEqual(value);
