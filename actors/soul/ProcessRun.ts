@@ -1,4 +1,5 @@
 import type { ActorRefFrom, AnyActorLogic, InputFrom } from "xstate";
+import type { SoulServices } from "./SoulServices.ts";
 import type { KvReadEntry, ScheduledEntry } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import type { Perception } from "../vocabulary/index.ts";
@@ -20,6 +21,8 @@ export interface RunHost {
   emit(event: SoulEvent): void;
   chunk(proposalId: string, text: string): void;
   spawnChild<TLogic extends AnyActorLogic>(logic: TLogic, input: InputFrom<TLogic>, id?: string): ActorRefFrom<TLogic>;
+  /** What the soul's hooks reach beyond the soul (SoulServices.ts). */
+  readonly services: SoulServices;
 }
 
 /** The integrator runs in its own scope, so its hook slots never shift a process's. */

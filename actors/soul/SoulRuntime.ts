@@ -25,6 +25,7 @@ import {
   type SubprocessOutput,
 } from "./soulMachineHost.ts";
 import { SoulSchedules } from "./SoulSchedules.ts";
+import { NO_SERVICES, type SoulServices } from "./SoulServices.ts";
 import { restoreSoulState, type SoulState } from "./SoulState.ts";
 import type { SoulStatus } from "./SoulStatus.ts";
 import { SoulWhispers } from "./SoulWhispers.ts";
@@ -45,6 +46,8 @@ export interface SoulRuntimeOptions {
   onEvent?: (event: SoulEvent) => void;
   /** Perceptions that may wait behind the running one (default DEFAULT_MAX_QUEUED, SoulQueueFull.ts). */
   maxQueued?: number;
+  /** What the soul's hooks reach beyond the soul (tools, stores, shared contexts). */
+  services?: SoulServices;
 }
 
 /**
@@ -62,6 +65,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly runHost: RunHost = this;
   /** Turns are traced when the store keeps a turn log: nobody could read the trace otherwise. */
   readonly tracing: boolean;
+  readonly services: SoulServices;
   status: SoulStatus = "active";
   lastActivity: number;
 
@@ -89,6 +93,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.store = options.store;
     this.outlet = options.outlet;
     this.tracing = options.store.history !== undefined;
+    this.services = options.services ?? NO_SERVICES;
     this.#cognition = options.cognition;
     this.#events = new SoulEventFanout(this.soulId);
     if (options.onEvent) this.#events.listen(options.onEvent);

@@ -1,4 +1,5 @@
 import type { ActorOptions } from "xstate";
+import type { SoulServices } from "./SoulServices.ts";
 import type { CognitionContext } from "../../runtime/cognition/index.ts";
 import type { WorkingMemory } from "../../runtime/cognition/index.ts";
 import type { ActorStore } from "../../runtime/store/index.ts";
@@ -34,6 +35,8 @@ export interface CreateSoulOptions {
    * `perceive` rejects with SoulQueueFull and writes nothing.
    */
   maxQueued?: number;
+  /** What the soul's hooks reach beyond the soul (SoulServices.ts). */
+  services?: SoulServices;
 }
 
 export interface SoulStateView {
@@ -115,6 +118,7 @@ export function createSoul(options: CreateSoulOptions): Soul {
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+    ...(options.services ? { services: options.services } : {}),
   });
   return {
     id: options.id,

@@ -51,3 +51,4 @@ export { createMemoryActorStore } from "./memoryActorStore.ts";
 export { currentTurn, type TurnScope } from "../vocabulary/index.ts";
 export type { StoredTurnTrace, StepRecordStored, ProposalOutcome, MemorySegment } from "./TurnTrace.ts";
 export { ISM_STATE, processEvent, soulMachineJson } from "./soulMachineJson.ts";
+export { missingService, NO_SERVICES, type SoulServices, type SoulServicesOf } from "./SoulServices.ts";

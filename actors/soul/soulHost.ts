@@ -8,6 +8,7 @@ import type { Outlet } from "../vocabulary/index.ts";
 import type { PerceptionInput } from "../vocabulary/index.ts";
 import { systemClock, type Clock } from "./scheduler.ts";
 import type { SoulMachine } from "./soulMachine.ts";
+import type { SoulServicesOf } from "./SoulServices.ts";
 import type { PerceiveResult } from "./SoulIntake.ts";
 
 export interface SoulHostOptions {
@@ -22,6 +23,8 @@ export interface SoulHostOptions {
   onActivate?: (soul: Soul) => void;
   /** Perceptions each soul may keep waiting (createSoul's `maxQueued`); one for all, or chosen by id. */
   maxQueued?: number | ((id: string) => number | undefined);
+  /** What each soul's hooks reach beyond the soul (SoulServices.ts). */
+  services?: SoulServicesOf;
 }
 
 export interface SoulRegistryEntry {
@@ -104,6 +107,7 @@ function soulMaker(options: SoulHostOptions, clock: Clock): { storeOf: (id: stri
       ...(options.cognition ? { cognition: options.cognition } : {}),
       ...(options.inspect ? { inspect: options.inspect } : {}),
       ...maxQueuedOf(id),
+      ...(options.services ? { services: options.services(id) } : {}),
     });
   return { storeOf, make };
 }

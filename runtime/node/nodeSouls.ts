@@ -3,6 +3,7 @@
  * LMDB on demand and passivates the idle ones, the souls with work left from the last run
  * brought back first, and the gate to every soul that closes when the node stops.
  */
+import { nodeSoulServices } from "./nodeServices.ts";
 import { createSoulHost, type Soul, type SoulHost, type SoulHostOptions } from "../../actors/soul/index.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
@@ -19,7 +20,8 @@ export interface NodeSouls {
   closeDoors(): void;
 }
 
-export function hostNodeSouls(plan: NodePlan, { store }: NodeGround, feed: NodeRegistryStep, output: NodeOutput, inspect?: SoulHostOptions["inspect"]): NodeSouls {
+export function hostNodeSouls(plan: NodePlan, ground: NodeGround, feed: NodeRegistryStep, output: NodeOutput, inspect?: SoulHostOptions["inspect"]): NodeSouls {
+  const { store } = ground;
   const { nodeId, hosted, blueprints, hostedConfigs, config, report } = plan;
   const { live, activations, dirty } = feed;
   const host = createSoulHost({
@@ -32,6 +34,7 @@ export function hostNodeSouls(plan: NodePlan, { store }: NodeGround, feed: NodeR
     outlet: output.router,
     cognition: output.cognition,
     maxQueued: (id) => hosted.get(id)?.maxQueued ?? config.runtime.maxQueued,
+    services: nodeSoulServices(plan, ground, output),
     ...(inspect ? { inspect } : {}),
     onActivate: (soul) => {
       live.set(soul.id, soul);

@@ -1,0 +1,23 @@
+/**
+ * What a soul's hooks reach beyond the soul itself, given by whoever hosts it (a node, a
+ * test): tools, the soul's searchable long-term store, shared contexts, ephemeral events.
+ * Each is optional: a hook whose service is missing throws a clear error naming it.
+ *
+ * It exists as one bag so the host passes one thing through createSoulHost → createSoul →
+ * SoulRuntime → each run, and a new service is one field here and one line where the node
+ * builds it (runtime/node/nodeServices.ts), not a new option at every step.
+ */
+export interface SoulServices {
+  /** Published on the soul's events subject and never stored (`emitEphemeral`). */
+  ephemeral?(soulId: string, type: string, data: unknown): void;
+}
+
+/** The services of one soul, chosen by id (a host serves many souls). */
+export type SoulServicesOf = (soulId: string) => SoulServices;
+
+export const NO_SERVICES: SoulServices = Object.freeze({});
+
+/** A hook's service is missing: says which and who provides it. */
+export function missingService(hook: string, service: string): Error {
+  return new Error(`${hook} needs the ${service} service, which this soul's host does not provide (a node provides it; in a test, pass services to createSoul or createSoulHost)`);
+}
