@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { StepTally, StepTraceListener } from "./stepTrace.ts";
+import type { ToolBox } from "./ToolBox.ts";
 import type { Completion, LanguageModel, Usage } from "../providers/index.ts";
 import { createDefaultRegistry, defaultModelName, type ModelRegistry } from "../providers/index.ts";
 
@@ -26,6 +27,8 @@ export interface CognitionContext {
   admit?: (call: ModelCallRequest) => void;
   /** Told of every step once it ends (stepTrace.ts): what the turn log keeps for the debugger. */
   onStep?: StepTraceListener;
+  /** The tools this turn may call (ToolBox.ts), for the `toolUse` step. */
+  tools?: ToolBox;
 }
 
 /** A model call about to be made, as `admit` sees it. */

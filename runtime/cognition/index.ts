@@ -79,3 +79,4 @@ export * from "./pipeline/index.ts";
 export { DAIMONIC_REGION, DAIMONIC_WHISPER_KEY, type DaimonicWhisper, daimonicMemory, formatDaimonicIntuition, readDaimonicWhisper, withDaimonicIntuition, withoutDaimonicIntuition } from "./daimonicIntuition.ts";
 export { type SanitizeWhisperOptions, WHISPER_MAX_CHARS, sanitizeWhisper } from "./sanitizeWhisper.ts";
 export { StepTally, type StepTrace, type StepTraceListener } from "./stepTrace.ts";
+export type { ToolBox, ToolOutcome, ToolSpec } from "./ToolBox.ts";
