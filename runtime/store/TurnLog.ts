@@ -18,8 +18,8 @@
  * plus its entry.
  *
  * Pruning keeps the newest `keep` entries of turn numbers (and drops those older than
- * `maxAgeMs`), never the latest. It runs in a commit's transaction once the log has grown a
- * slack past `keep`, so its cost (reading the kept entries' runs) is spread over many turns.
+ * `maxAgeMs`), never the latest. It runs in a commit's transaction once the log has grown half
+ * `keep` past it, so its cost (reading the kept entries' runs) is spread over many turns.
  */
 import type { Database, Key } from "lmdb";
 import type { Databases } from "./environment.ts";
@@ -66,6 +66,8 @@ export class TurnLog {
   readonly #maxAgeMs: number | undefined;
   /** Distinct turn numbers in the log, when known (this handle is its actor's only writer). */
   #count: number | undefined;
+  /** The newest entry's place, when known: the next one's `k` without a read. */
+  #last: { turn: number; k: number } | undefined;
 
   constructor(actorId: string, dbs: Databases, options: { keep: number; maxAgeMs?: number | undefined }) {
     this.#actorId = actorId;
@@ -100,6 +102,7 @@ export class TurnLog {
     void this.#turns.put([this.#actorId, turn, k], entry);
     if (trace !== undefined) void this.#traces.put([this.#actorId, turn, k], trace);
     if (k === 0 && this.#count !== undefined) this.#count++;
+    this.#last = { turn, k };
     this.#pruneIfDue(record, at);
   }
 
@@ -113,6 +116,7 @@ export class TurnLog {
   /** Forgets what it counted: a write failed, or the actor was replaced. */
   forget(): void {
     this.#count = undefined;
+    this.#last = undefined;
   }
 
   /** Oldest and newest turn numbers kept. */
@@ -181,6 +185,9 @@ export class TurnLog {
   }
 
   #nextK(turn: number): number {
+    const known = this.#last;
+    // Turn numbers only grow, and this handle is its actor's only writer: the last entry it wrote is the newest.
+    if (known !== undefined && known.turn <= turn) return known.turn === turn ? known.k + 1 : 0;
     const last = [...this.#turns.getKeys({ start: [this.#actorId, turn, AFTER_ALL], end: [this.#actorId, turn], reverse: true, limit: 1 })][0];
     return last === undefined ? 0 : (keyParts(last)[2] as number) + 1;
   }
@@ -193,7 +200,8 @@ export class TurnLog {
 
   #pruneIfDue(current: ActorState, now: number): void {
     this.#count ??= this.#countTurns();
-    const slack = Math.max(8, Math.ceil(this.keep / 4));
+    // Each prune reads every kept entry: a slack of half `keep` makes that three reads a turn, spread out.
+    const slack = Math.max(8, Math.ceil(this.keep / 2));
     const byCount = this.#count > this.keep + slack;
     let byAge = false;
     if (!byCount && this.#maxAgeMs !== undefined) {
