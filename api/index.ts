@@ -42,6 +42,10 @@ export type {
   SoulActions,
   UserModelsHook,
 } from "../actors/soul/index.ts";
+// State shared with other souls and clients, and events for whoever is watching (never stored).
+export { useSharedContext, emitEphemeral } from "../actors/soul/index.ts";
+export type { SoulSharedContext } from "../actors/soul/index.ts";
+export type { JsonValue, SharedChange, SharedUpdateOptions } from "../runtime/bus/index.ts";
 
 // Working memory and the cognitive steps.
 export {
@@ -56,6 +60,7 @@ export {
   brainstorm,
   instruction,
   summarize,
+  toolUse,
   indentNicely,
   stripEntityAndVerb,
   stripEntityAndVerbFromStream,
@@ -68,6 +73,12 @@ export type {
   CognitiveStep,
   CognitiveStepSpec,
   StepOptions,
+  ToolUseCall,
+  ToolUseOptions,
+  ToolUseResult,
+  ToolBox,
+  ToolOutcome,
+  ToolSpec,
   DecisionInput,
   EnumLike,
 } from "../runtime/cognition/index.ts";

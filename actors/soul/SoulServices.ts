@@ -7,9 +7,13 @@
  * SoulRuntime → each run, and a new service is one field here and one line where the node
  * builds it (runtime/node/nodeServices.ts), not a new option at every step.
  */
+import type { SharedKv } from "../../runtime/bus/index.ts";
+
 export interface SoulServices {
   /** Published on the soul's events subject and never stored (`emitEphemeral`). */
   ephemeral?(soulId: string, type: string, data: unknown): void;
+  /** The cluster's shared key-value state (`useSharedContext`): shared by every soul and client, not the soul's own. */
+  sharedContext?: SharedKv;
 }
 
 /** The services of one soul, chosen by id (a host serves many souls). */

@@ -5,6 +5,7 @@ import { USER_MODELS_NAMESPACE, type UserModelVersion } from "../../runtime/stor
 import type { MentalProcess, ProcessParams, ProcessRef } from "../vocabulary/index.ts";
 import type { Perception } from "../vocabulary/index.ts";
 import { requireRun, TurnCancelledError, type ProcessRun } from "./ProcessRun.ts";
+import { emitEphemeralFrom } from "./sharedHooks.ts";
 
 /**
  * The Open Souls hooks, with their names and meanings. Each finds the running process
@@ -45,6 +46,8 @@ export interface SoulActions {
   scheduleEvent(event: ScheduleEventOptions): string;
   /** Ends the soul once this turn has committed. */
   expire(): void;
+  /** Open Souls' shape of `emitEphemeral(type, data)` (sharedHooks.ts): sent now, never stored. */
+  emitEphemeral(event: { type: string; data?: unknown }): void;
 }
 
 export interface PendingScheduledEvent {
@@ -137,6 +140,9 @@ export function useActions(): SoulActions {
     expire() {
       run.assertLive();
       draft.expired = true;
+    },
+    emitEphemeral(event) {
+      emitEphemeralFrom(run, "useActions().emitEphemeral()", event?.type, event?.data);
     },
   };
 }

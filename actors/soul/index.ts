@@ -28,6 +28,7 @@ export type {
   SoulActions,
   UserModelsHook,
 } from "./hooks.ts";
+export { emitEphemeral, useSharedContext, type SoulSharedContext } from "./sharedHooks.ts";
 export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memoryIntegrator.ts";
 export { createSoul } from "./createSoul.ts";
 export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from "./createSoul.ts";

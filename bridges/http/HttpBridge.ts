@@ -4,6 +4,7 @@
  * host and port share one server.
  */
 import { runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
+import { EphemeralFeed } from "./EphemeralFeed.ts";
 import { HttpBridgeServer } from "./HttpBridgeServer.ts";
 import { parseHttpOptions } from "./httpOptions.ts";
 import { SpeechLog } from "./SpeechLog.ts";
@@ -41,14 +42,16 @@ export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHa
   const runtime = runtimeFor(ctx, options.policy);
   const log = new SpeechLog(ctx.store, runtime.address);
   let held: { server: HttpBridgeServer; release(): Promise<void> } | undefined;
+  const ephemeral = new EphemeralFeed(ctx.bus, ctx.subjects, ctx.entry.soul);
   try {
     await runtime.follow(log);
     held = await serverFor(options.port === 0 ? undefined : `${options.host}:${options.port}`, () =>
       HttpBridgeServer.listen({ host: options.host, port: options.port, token, rateLimit: options.rateLimit, onError: (err, what) => runtime.report(err, what) }),
     );
-    held.server.add({ soul: ctx.entry.soul, runtime, log, maxBodyBytes: options.maxBodyBytes, ready: () => runtime.state === "online", ...(ctx.whisper ? { whisper: ctx.whisper } : {}) });
+    held.server.add({ soul: ctx.entry.soul, runtime, log, maxBodyBytes: options.maxBodyBytes, ephemeral, ready: () => runtime.state === "online", ...(ctx.whisper ? { whisper: ctx.whisper } : {}) });
   } catch (err) {
     runtime.failed(err instanceof Error ? err.message : String(err));
+    ephemeral.close();
     await held?.release().catch(() => undefined);
     await runtime.stop().catch(() => undefined);
     throw err;
@@ -63,6 +66,7 @@ export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHa
     status: () => statusOf(runtime, { url: `${server.url}/v1/souls/${ctx.entry.soul}/` }),
     async stop() {
       server.remove(ctx.entry.soul);
+      ephemeral.close();
       await release();
       await runtime.stop();
     },

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { nextUlid } from "../../runtime/bus/index.ts";
 import { readJsonBody, sendJson } from "../../runtime/http/index.ts";
 import { platformPerceptionId, type BridgeRuntime, type PlatformMessage, type ReceiveResult } from "../core/index.ts";
+import type { EphemeralEvent, EphemeralFeed } from "./EphemeralFeed.ts";
 import type { SpeechEvent, SpeechLog } from "./SpeechLog.ts";
 
 export interface HttpSoulRoute {
@@ -17,6 +18,13 @@ export interface HttpSoulRoute {
   runtime: BridgeRuntime;
   log: SpeechLog;
   maxBodyBytes: number;
+  /** The soul's ephemeral events, forwarded live to every client (docs/HTTP.md). */
+  ephemeral?: EphemeralFeed;
+}
+
+/** No `id:` line: an ephemeral event is not in the log, so it leaves the client's Last-Event-ID as it was. */
+function ephemeralFrame(e: EphemeralEvent): string {
+  return `event: ephemeral\ndata: ${JSON.stringify(e)}\n\n`;
 }
 
 // eslint-disable-next-line no-control-regex
@@ -86,11 +94,13 @@ export function streamSpeech(req: IncomingMessage, res: ServerResponse, route: H
     sent = e.seq;
     res.write(sseFrame(e));
   });
+  const stopEphemeral = route.ephemeral?.listen((e) => res.write(ephemeralFrame(e)));
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
   keepAlive.unref();
   res.on("close", () => {
     clearInterval(keepAlive);
     stop();
+    stopEphemeral?.();
   });
 }
 
@@ -103,7 +113,11 @@ export function serveSocket(ws: WebSocket, route: HttpSoulRoute): void {
   const stop = route.log.listen((e) => {
     if (mine.has(e.perception)) send({ type: e.event, id: e.id, perception: e.perception, text: e.text, ...(e.daimon !== undefined ? { daimon: e.daimon } : {}) });
   });
-  ws.on("close", stop);
+  const stopEphemeral = route.ephemeral?.listen((e) => send({ type: "ephemeral", event: e.type, ...(e.data !== undefined ? { data: e.data } : {}) }));
+  ws.on("close", () => {
+    stop();
+    stopEphemeral?.();
+  });
   ws.on("message", (data, isBinary) => {
     void (async () => {
       const raw = isBinary ? undefined : data.toString();

@@ -14,6 +14,7 @@
  */
 
 import { componentLogger } from "../log/index.ts";
+import type { SharedKv } from "./sharedKv.ts";
 
 /** Headers travel as NATS headers; the bus keeps the last value of a repeated key. */
 export type BusHeaders = Readonly<Record<string, string>>;
@@ -139,6 +140,11 @@ export interface Bus {
   close(): Promise<void>;
   /** Resolves once the bus is closed, whatever closed it. */
   readonly closed: Promise<void>;
+  /**
+   * The cluster's shared key-value state (sharedKv.ts, `useSharedContext`): one per bus, over the
+   * bus's own connection. Optional so that a bus made for a test need not have one.
+   */
+  sharedKv?(): SharedKv;
 }
 
 /** Splits the overloads of `subscribe`. */

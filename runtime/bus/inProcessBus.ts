@@ -25,6 +25,8 @@ import {
 import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterExhausted, keepUntilClosed, stopIntake, type BusState } from "./busGuards.ts";
 import { BusClosedError, BusTimeoutError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { LocalSubscription } from "./localSubscription.ts";
+import { createMemorySharedKv } from "./memorySharedKv.ts";
+import type { SharedKv } from "./sharedKv.ts";
 import { MemoryConsumerRunner, MemoryStream } from "./memoryStream.ts";
 import { assertPublishSubject, subjectMatches } from "./subjectMatch.ts";
 import { assertName, streamSubjects } from "./subjects.ts";
@@ -69,6 +71,7 @@ class InProcessBus implements Bus {
   private state: BusState = "open";
   private draining: Promise<void> | null = null;
   private resolveClosed!: () => void;
+  private shared: SharedKv | undefined;
 
   constructor(opts: InProcessBusOptions) {
     this.cluster = assertName("cluster", opts.cluster ?? "local");
@@ -135,6 +138,11 @@ class InProcessBus implements Bus {
     const state = this.stream.consumer(consumerName, subjectFilter, opts.deliver ?? "all");
     const runner = new MemoryConsumerRunner(this.stream, state, handler, opts, { onExhausted: deadLetterExhausted(this), report: this.report });
     return keepUntilClosed(this.runners, runner);
+  }
+
+  /** Every node on this bus shares it, as nodes on one NATS share the bucket. */
+  sharedKv(): SharedKv {
+    return (this.shared ??= createMemorySharedKv(this.cluster));
   }
 
   drain(): Promise<void> {

@@ -90,3 +90,17 @@ export {
   SubscriptionRefusedError,
 } from "./errors.ts";
 export { nextUlid } from "./ulids.ts";
+export {
+  encodeSharedValue,
+  isSharedConflict,
+  sharedBucketName,
+  sharedKey,
+  SharedConflictError,
+  SHARED_VALUE_MAX_BYTES,
+  type JsonValue,
+  type SharedChangeListener,
+  type SharedEntry,
+  type SharedKv,
+} from "./sharedKv.ts";
+export { createMemorySharedKv } from "./memorySharedKv.ts";
+export { openSharedContext, type SharedChange, type SharedContext, type SharedUpdateOptions } from "./sharedContext.ts";

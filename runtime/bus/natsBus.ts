@@ -38,6 +38,8 @@ import { assertCanConsume, assertCanSubscribe, assertRequestSubject, deadLetterE
 import { BusClosedError, BusError, BusTimeoutError, DurablePublishError, NoRespondersError, PayloadTooLargeError } from "./errors.ts";
 import { MSG_ID_HEADER, NatsSubscription, toHeaders } from "./natsMessages.ts";
 import { ensureStream, NatsDurableRunner } from "./natsStream.ts";
+import { createNatsSharedKv } from "./natsSharedKv.ts";
+import type { SharedKv } from "./sharedKv.ts";
 import { redactSecrets } from "../log/index.ts";
 import { assertPublishSubject } from "./subjectMatch.ts";
 import { assertName, streamName, streamSubjects } from "./subjects.ts";
@@ -136,6 +138,7 @@ class NatsBus implements Bus {
   private state: BusState = "open";
   private draining: Promise<void> | null = null;
   private connected = true;
+  private shared: SharedKv | undefined;
   /** Resolves at the next reconnect; replaced at each disconnect. */
   private reconnected: Promise<void> = Promise.resolve();
 
@@ -240,6 +243,11 @@ class NatsBus implements Bus {
       report: this.report,
     });
     return keepUntilClosed(this.runners, runner);
+  }
+
+  /** The bucket `ensoul_<cluster>_shared` on this connection, opened at its first use (natsSharedKv.ts). */
+  sharedKv(): SharedKv {
+    return (this.shared ??= createNatsSharedKv(this.js, this.cluster));
   }
 
   drain(): Promise<void> {

@@ -36,10 +36,15 @@ export {
   brainstorm,
   instruction,
   summarize,
+  toolUse,
+  TOOL_USE_DEFAULT_ROUNDS,
   choiceValues,
   type DecisionInput,
   type EnumLike,
   type VerbInstructions,
+  type ToolUseCall,
+  type ToolUseOptions,
+  type ToolUseResult,
 } from "./steps/index.ts";
 export { stripEntityAndVerb, stripEntityAndVerbFromStream } from "./stripEntityAndVerb.ts";
 export {

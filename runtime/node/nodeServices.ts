@@ -3,11 +3,16 @@
  * here from what the node has (its bus, its store, its config), one line per service.
  */
 import type { SoulServices, SoulServicesOf } from "../../actors/soul/index.ts";
+import { createEphemeralPublisher } from "./ephemeralEvents.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
 import type { NodePlan } from "./nodePlan.ts";
 
-export function nodeSoulServices(_plan: NodePlan, _ground: NodeGround, _output: NodeOutput): SoulServicesOf {
-  const shared: SoulServices = {};
+export function nodeSoulServices(plan: NodePlan, ground: NodeGround, _output: NodeOutput): SoulServicesOf {
+  const sharedContext = ground.bus.sharedKv?.();
+  const shared: SoulServices = {
+    ephemeral: createEphemeralPublisher(ground.bus, ground.subjects, plan.report),
+    ...(sharedContext ? { sharedContext } : {}),
+  };
   return () => shared;
 }

@@ -5,7 +5,7 @@
  * and a way to cancel the underlying request when the consumer stops early. Writing it once
  * keeps their edge cases (late chunks, unobserved rejections, early `break`) identical.
  */
-import type { Completion, CompletionStream } from "./LanguageModel.ts";
+import type { Completion, CompletionRequest, CompletionStream } from "./LanguageModel.ts";
 import { ProviderError } from "./ProviderError.ts";
 
 export interface StreamSink {
@@ -112,6 +112,24 @@ export function createCompletionStream(provider: string, produce: StreamProducer
       return iterator;
     },
   };
+}
+
+/**
+ * A stream over a whole answer: one request without streaming, its text handed out as one
+ * chunk. The SDK adapters answer requests with tools this way, because a tool call streams as
+ * partial JSON that is useless until complete, and the tool loop waits for it anyway.
+ */
+export function streamWhole(
+  provider: string,
+  complete: (request: CompletionRequest) => Promise<Completion>,
+  request: CompletionRequest,
+): CompletionStream {
+  return createCompletionStream(provider, async (sink) => {
+    const signal = linkSignals(request.signal, sink.signal);
+    const completion = await complete(signal !== undefined ? { ...request, signal } : request);
+    sink.emit(completion.text);
+    return completion;
+  });
 }
 
 /** Reads a whole stream; used where a `complete` is implemented on top of `stream`. */

@@ -4,8 +4,8 @@
  * our own deadline, every failure classified into a `ProviderError`.
  */
 import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
-import { createCompletionStream } from "./completionStream.ts";
-import type { ChatMessage, Completion, CompletionRequest, CompletionStream, LanguageModel, Usage } from "./LanguageModel.ts";
+import { createCompletionStream, streamWhole } from "./completionStream.ts";
+import type { ChatMessage, Completion, CompletionRequest, CompletionStream, LanguageModel, ToolCall, Usage } from "./LanguageModel.ts";
 import { ProviderError } from "./ProviderError.ts";
 import { sdkSettings, underDeadline, type SdkModelOptions } from "./sdkSettings.ts";
 import { estimateTokens } from "./usage.ts";
@@ -37,10 +37,62 @@ export function toGroqMessages(messages: readonly ChatMessage[]): GroqMessage[] 
       case "user":
         return { role: "user", content: m.content, ...name };
       case "assistant":
-        return { role: "assistant", content: m.content, ...name };
+        return assistantMessage(m, name);
+      case "tool":
+        // The format has no error flag, so a failed call says so in its text.
+        return { role: "tool", tool_call_id: m.toolCallId ?? "", content: m.isError ? `Error: ${m.content}` : m.content };
     }
   });
 }
+
+function assistantMessage(m: ChatMessage, name: { name?: string }): GroqMessage {
+  if (!m.toolCalls?.length) return { role: "assistant", content: m.content, ...name };
+  return {
+    role: "assistant",
+    // A message that only calls tools has no content: null, as the API itself answers it.
+    content: m.content || null,
+    tool_calls: m.toolCalls.map((c) => ({
+      id: c.id,
+      type: "function" as const,
+      function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+    })),
+    ...name,
+  };
+}
+
+/** Our tool definitions and choice in the OpenAI function-calling shape. */
+function toolParams(request: CompletionRequest): { tools?: Groq.Chat.ChatCompletionTool[]; tool_choice?: Groq.Chat.ChatCompletionToolChoiceOption } {
+  if (!request.tools?.length) return {};
+  const tools = request.tools.map(
+    (t): Groq.Chat.ChatCompletionTool => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    }),
+  );
+  const choice = request.toolChoice;
+  if (choice === undefined) return { tools };
+  return { tools, tool_choice: typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice };
+}
+
+/**
+ * The calls in an answer, their JSON arguments parsed. Arguments that are not JSON (models
+ * do produce them) are passed on as the raw string, so the tool's input check refuses them
+ * and the model is told why, instead of the whole answer failing here.
+ */
+function toolCallsOf(calls: readonly Groq.Chat.ChatCompletionMessageToolCall[] | undefined): ToolCall[] {
+  return (calls ?? []).map((c) => {
+    let input: unknown = c.function.arguments;
+    try {
+      input = c.function.arguments.trim() ? JSON.parse(c.function.arguments) : {};
+    } catch {
+      // Kept raw (see above).
+    }
+    return { id: c.id, name: c.function.name, input };
+  });
+}
+
+/** OpenAI's `tool_calls` finish reason is Anthropic's `tool_use`: one name for "stopped to call tools". */
+const stopReasonOf = (finish: string): string => (finish === "tool_calls" ? "tool_use" : finish);
 
 function estimateUsage(messages: readonly ChatMessage[], text: string): Usage {
   return {
@@ -71,10 +123,11 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
       messages: toGroqMessages(request.messages),
       max_completion_tokens: request.maxTokens ?? settings.maxTokens,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...toolParams(request),
     };
   };
 
-  return {
+  const model: LanguageModel = {
     provider: PROVIDER,
 
     async complete(request: CompletionRequest): Promise<Completion> {
@@ -86,6 +139,7 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
         );
         const choice = completion.choices[0];
         const text = choice?.message.content ?? "";
+        const toolCalls = toolCallsOf(choice?.message.tool_calls);
         const usage = completion.usage
           ? { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens }
           : estimateUsage(request.messages, text);
@@ -94,12 +148,15 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
           usage,
           provider: PROVIDER,
           model: completion.model || body.model,
-          ...(choice?.finish_reason ? { stopReason: choice.finish_reason } : {}),
+          ...(choice?.finish_reason ? { stopReason: stopReasonOf(choice.finish_reason) } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
         };
       });
     },
 
     stream(request: CompletionRequest): CompletionStream {
+      // With tools the answer is fetched whole (see streamWhole): a call's arguments stream as partial JSON.
+      if (request.tools?.length) return streamWhole(PROVIDER, (r) => model.complete(r), request);
       return createCompletionStream(PROVIDER, async (sink) => {
         const body = params(request);
         return underDeadline(settings, request, sink.signal, async (deadline, opened) => {
@@ -142,4 +199,5 @@ export function createGroqModel(opts: GroqModelOptions = {}): LanguageModel {
       });
     },
   };
+  return model;
 }

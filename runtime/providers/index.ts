@@ -9,7 +9,11 @@ export type {
   CompletionRequest,
   CompletionStream,
   LanguageModel,
+  MessageRole,
   ResponseFormat,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
   Usage,
 } from "./LanguageModel.ts";
 export { addUsage, zeroUsage } from "./LanguageModel.ts";

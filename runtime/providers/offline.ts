@@ -7,7 +7,8 @@
  * states plainly that it is the offline model.
  *
  * Determinism: every choice (enum members, booleans, verbs, phrasing) comes from a hash of
- * the conversation, so the same request always gets the same answer.
+ * the conversation, so the same request always gets the same answer. With tools, it calls
+ * the one the request names and then answers from the result (offlineTools.ts).
  */
 import { createCompletionStream, type StreamSink } from "./completionStream.ts";
 import { sleep, startDeadline, type RequestDeadline } from "./deadline.ts";
@@ -24,6 +25,7 @@ import { readConversation, type Conversation } from "./offlineConversation.ts";
 import { dialogueLine, intuitionLine, MONOLOGUE_VERBS, summaryLine, thoughtLine } from "./offlineLines.ts";
 import { valueFromSchema } from "./offlineSchemaValues.ts";
 import { tagsAnswer } from "./offlineTags.ts";
+import { offlineToolAnswer } from "./offlineTools.ts";
 import { ProviderError } from "./ProviderError.ts";
 import { estimateTokens } from "./usage.ts";
 
@@ -52,7 +54,8 @@ export function createOfflineModel(opts: OfflineModelOptions = {}): LanguageMode
           throw failure(deadline);
         }
       }
-      const text = composeOfflineAnswer(request.messages, request.format);
+      const tooled = request.tools?.length ? offlineToolAnswer(request, readConversation(request.messages)) : undefined;
+      const text = tooled?.text ?? composeOfflineAnswer(request.messages, request.format);
       if (sink) {
         for (const chunk of wordChunks(text)) {
           if (deadline.signal.aborted) throw failure(deadline);
@@ -70,7 +73,8 @@ export function createOfflineModel(opts: OfflineModelOptions = {}): LanguageMode
         },
         provider: OFFLINE_PROVIDER,
         model: request.model ?? defaultName,
-        stopReason: "end_turn",
+        stopReason: tooled?.toolCalls ? "tool_use" : "end_turn",
+        ...(tooled?.toolCalls ? { toolCalls: tooled.toolCalls } : {}),
       };
     } finally {
       deadline.dispose();

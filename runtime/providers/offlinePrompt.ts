@@ -36,7 +36,8 @@ const TASK_COMPLETE = new RegExp(String.raw`task is finished, end the monologue 
 const NAME_LINE = /^\s*[-*]?\s*Name:\s*(\p{L}[\p{L}'’-]{0,29}(?: \p{L}[\p{L}'’-]{0,29})?)\s*\.?\s*$/mu;
 
 export function readPrompt(messages: readonly ChatMessage[]): PromptReading {
-  const own = messages.filter((m) => m.role !== "user");
+  // Tool results come from outside too, like user messages.
+  const own = messages.filter((m) => m.role === "system" || m.role === "assistant");
   // A section is a message that opens with its heading: the soul quoting one (an echo of the
   // person's words in its history) is not one.
   const last = (heading: string) => own.findLast((m) => m.content.startsWith(heading))?.content;

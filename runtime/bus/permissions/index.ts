@@ -10,6 +10,7 @@ export {
   rolePermissions,
   ROLES,
   SHARED_INBOX_PREFIX,
+  sharedContextGrants,
   type ResponsePermission,
   type Role,
   type RolePermissionOptions,

@@ -45,6 +45,8 @@ export interface NatsUserSpec {
   nodeId?: string;
   consumers?: readonly string[];
   speak?: boolean;
+  /** The shared-context bucket: `read` or `write` (rolePermissions `sharedContext`). */
+  sharedContext?: "read" | "write";
 }
 
 export interface NatsServerConfigOptions {
@@ -179,6 +181,7 @@ function resolveUsers(opts: NatsServerConfigOptions, clusters: readonly string[]
       ...(spec.nodeId !== undefined ? { nodeId: spec.nodeId } : {}),
       ...(spec.consumers !== undefined ? { consumers: spec.consumers } : {}),
       ...(spec.speak !== undefined ? { speak: spec.speak } : {}),
+      ...(spec.sharedContext !== undefined ? { sharedContext: spec.sharedContext } : {}),
     });
     // Two bridges with one consumer name could pull (and ack) each other's messages.
     if (role === "bridge") {

@@ -8,6 +8,7 @@
  * soul, skill, node, consumer or user name can add a token or a wildcard to a permission.
  */
 import { InvalidNameError } from "../errors.ts";
+import { sharedBucketName } from "../sharedKv.ts";
 import { assertName, streamName, SUBJECT_ROOT } from "../subjects.ts";
 
 export const ROLES = ["node", "bridge", "daimon", "gate", "chat"] as const;
@@ -73,6 +74,12 @@ export interface RolePermissionOptions {
    * client must connect with the same `inboxPrefix`.
    */
   inboxPrefix?: string;
+  /**
+   * The cluster's shared-context bucket (docs/PROTOCOL.md, "Shared context"): `write` to read,
+   * watch and write it (and create it), `read` to read and watch it. Default `write` for a
+   * node (its souls' `useSharedContext`), none for the other roles.
+   */
+  sharedContext?: "read" | "write";
 }
 
 /** Replies a gate or node may send: one per request, within a minute (gate deadlines are seconds). */
@@ -108,10 +115,42 @@ function consumerApi(stream: string, consumer: string, filters: readonly string[
 }
 
 /**
+ * The JetStream API of the shared-context bucket `ensoul_<cluster>_shared` as @nats-io/kv uses
+ * it: the stream's info (and creation, for a writer), direct and message gets, the ordered push
+ * consumers of watches and key listings (their flow-control replies included), and for a writer
+ * the key subjects themselves. Watches deliver to the user's inbox, which every role may read.
+ */
+export function sharedContextGrants(cluster: string, access: "read" | "write"): string[] {
+  if (access !== "read" && access !== "write") throw new InvalidNameError("sharedContext", access, "must be read or write");
+  const bucket = sharedBucketName(cluster);
+  const stream = `KV_${bucket}`;
+  const read = [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    `$JS.FC.${stream}.>`,
+  ];
+  return access === "read" ? read : [...read, `$JS.API.STREAM.CREATE.${stream}`, `$KV.${bucket}.>`];
+}
+
+/**
  * The publish and subscribe permissions of one role in one cluster. Everything is inside
  * `ensoul.<cluster>.`, the cluster's JetStream API (`ENSOUL_<cluster>`) and the user's inbox.
  */
 export function rolePermissions(cluster: string, role: Role, opts: RolePermissionOptions = {}): RolePermissions {
+  const permissions = basePermissions(cluster, role, opts);
+  // A node's souls use their shared contexts (useSharedContext): nodes write them unless told otherwise.
+  const access = opts.sharedContext ?? (role === "node" ? "write" : undefined);
+  if (access === undefined) return permissions;
+  return { ...permissions, publish: { ...permissions.publish, allow: [...permissions.publish.allow, ...sharedContextGrants(cluster, access)] } };
+}
+
+function basePermissions(cluster: string, role: Role, opts: RolePermissionOptions): RolePermissions {
   const c = assertName("cluster", cluster);
   assertRole(role);
   const user = opts.user === undefined ? undefined : assertName("user", opts.user);

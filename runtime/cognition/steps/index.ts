@@ -6,3 +6,4 @@ export { decision, choiceValues, type DecisionInput, type EnumLike } from "./dec
 export { brainstorm } from "./brainstorm.ts";
 export { instruction } from "./instruction.ts";
 export { summarize } from "./summarize.ts";
+export { toolUse, TOOL_USE_DEFAULT_ROUNDS, type ToolUseCall, type ToolUseOptions, type ToolUseResult } from "./toolUse.ts";

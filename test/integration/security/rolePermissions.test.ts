@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidNameError } from "../../../runtime/bus/index.ts";
-import { inboxPrefixFor, rolePermissions, ROLES, type Role, type RolePermissions } from "../../../runtime/bus/permissions/index.ts";
+import { inboxPrefixFor, rolePermissions, ROLES, sharedContextGrants, type Role, type RolePermissions } from "../../../runtime/bus/permissions/index.ts";
 
 const JS_CONNECT = ["$JS.API.INFO", "$JS.API.STREAM.INFO.ENSOUL_demo"];
 
@@ -96,6 +96,8 @@ describe("rolePermissions: the exact lists per role", () => {
           "$JS.API.CONSUMER.NAMES.ENSOUL_demo",
           "$JS.API.CONSUMER.MSG.NEXT.ENSOUL_demo.*",
           "$JS.ACK.ENSOUL_demo.>",
+          // Its souls' shared contexts (useSharedContext): the cluster's bucket, written.
+          ...sharedContextGrants("demo", "write"),
         ],
       },
       subscribe: {
@@ -172,6 +174,10 @@ describe("rolePermissions: names are tokens, so nothing can be injected", () => 
           const subject = entry.split(" ")[0];
           if (subject.startsWith(`ensoul.${cluster}.`) || subject === "$JS.API.INFO" || subject === `_INBOX_${user}.>`) return true;
           if (subject.startsWith(`$JS.ACK.${stream}.`)) return true;
+          // The cluster's shared-context bucket (a node's by default), and nothing of another's.
+          const bucket = `ensoul_${cluster}_shared`;
+          if (subject === `$KV.${bucket}.>` || subject === `$JS.FC.KV_${bucket}.>`) return true;
+          if (/^\$JS\.API\.(STREAM|CONSUMER|DIRECT)\.[A-Z.]+?\.KV_/.test(subject)) return new RegExp(`\\.KV_${bucket}(\\.|$)`).test(subject);
           const api = /^\$JS\.API\.(STREAM|CONSUMER)\.(?:MSG\.NEXT|DURABLE\.CREATE|[A-Z]+)\.([^.]+)(?:\.([^.]+)(?:\.(.+))?)?$/.exec(subject);
           if (!api || api[2] !== stream) return false;
           // A filter in a consumer-create subject must itself be inside the cluster.

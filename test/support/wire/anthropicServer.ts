@@ -1,7 +1,8 @@
 /**
  * A local server speaking Anthropic's Messages API (`POST /v1/messages`): JSON replies, the
  * real SSE event sequence, and Anthropic's error bodies. Point the real `@anthropic-ai/sdk`
- * at `server.url`.
+ * at `server.url`. A scripted reply's tool calls come back as `tool_use` blocks (JSON replies
+ * only: the adapter fetches an answer to a request with tools whole).
  */
 import { ScriptedServer, sseFrame, type ReplyPlan, type WireDialect } from "./scriptedServer.ts";
 
@@ -48,8 +49,12 @@ export const anthropicDialect: WireDialect = {
       type: "message",
       role: "assistant",
       model: plan.model,
-      content: [{ type: "text", text: plan.text, citations: null }],
-      stop_reason: plan.stopReason || "end_turn",
+      content: [
+        // As the API does: a text block unless the answer is only tool calls.
+        ...(plan.text || plan.toolCalls.length === 0 ? [{ type: "text", text: plan.text, citations: null }] : []),
+        ...plan.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.input, caller: { type: "direct" } })),
+      ],
+      stop_reason: plan.stopReason || (plan.toolCalls.length > 0 ? "tool_use" : "end_turn"),
       stop_sequence: null,
       stop_details: null,
       container: null,

@@ -3,6 +3,8 @@
  * `POST /openai/v1/chat/completions` (the path groq-sdk appends to its base URL):
  * `chat.completion` JSON, `chat.completion.chunk` SSE with `x_groq.usage` on the last chunk
  * and `data: [DONE]`, and OpenAI-style error bodies. Point the real `groq-sdk` at `server.url`.
+ * A scripted reply's tool calls come back as `message.tool_calls` (JSON replies only: the
+ * adapter fetches an answer to a request with tools whole).
  */
 import { ScriptedServer, sseFrame, type ReplyPlan, type WireDialect } from "./scriptedServer.ts";
 
@@ -32,6 +34,20 @@ function chunkOf(plan: ReplyPlan, delta: Record<string, unknown>, finish: string
   };
 }
 
+/** The answer's message: `tool_calls` with JSON-string arguments, and null content when it only calls tools (as the API sends). */
+function messageOf(plan: ReplyPlan) {
+  if (plan.toolCalls.length === 0) return { role: "assistant", content: plan.text };
+  return {
+    role: "assistant",
+    content: plan.text || null,
+    tool_calls: plan.toolCalls.map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.rawArguments ?? JSON.stringify(c.input) },
+    })),
+  };
+}
+
 const usageOf = (plan: ReplyPlan) => ({
   prompt_tokens: plan.inputTokens,
   completion_tokens: plan.outputTokens,
@@ -47,9 +63,7 @@ export const groqDialect: WireDialect = {
       object: "chat.completion",
       created: CREATED,
       model: plan.model,
-      choices: [
-        { index: 0, message: { role: "assistant", content: plan.text }, logprobs: null, finish_reason: plan.stopReason || "stop" },
-      ],
+      choices: [{ index: 0, message: messageOf(plan), logprobs: null, finish_reason: plan.stopReason || (plan.toolCalls.length > 0 ? "tool_calls" : "stop") }],
       ...(plan.includeUsage ? { usage: usageOf(plan) } : {}),
       system_fingerprint: "fp_local",
       x_groq: { id: `req_${plan.id}` },

@@ -21,6 +21,15 @@ interface StreamedText {
   chunkDelayMs?: number;
 }
 
+/** A tool call the scripted model makes (sent in JSON replies; the adapters fetch tool answers whole). */
+export interface ScriptedToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+  /** OpenAI format only: the `arguments` string as sent, instead of `input` as JSON (e.g. broken JSON). */
+  rawArguments?: string;
+}
+
 /** What the server does with one request. */
 export type Behaviour =
   | ({
@@ -34,6 +43,8 @@ export type Behaviour =
       omitUsage?: boolean;
       stopReason?: string;
       model?: string;
+      /** Tool calls in the answer; the stop reason defaults to the API's tool-use one. */
+      toolCalls?: readonly ScriptedToolCall[];
     } & StreamedText)
   | {
       type: "error";
@@ -79,6 +90,7 @@ export interface ReplyPlan {
   outputTokens: number;
   includeUsage: boolean;
   stopReason: string;
+  toolCalls: readonly ScriptedToolCall[];
 }
 
 export interface WireDialect {
@@ -238,7 +250,10 @@ export class ScriptedServer {
     }
   }
 
-  #plan(b: StreamedText & { usage?: UsagePlan; omitUsage?: boolean; stopReason?: string; model?: string }, req: RecordedRequest): ReplyPlan {
+  #plan(
+    b: StreamedText & { usage?: UsagePlan; omitUsage?: boolean; stopReason?: string; model?: string; toolCalls?: readonly ScriptedToolCall[] },
+    req: RecordedRequest,
+  ): ReplyPlan {
     const chunks = b.chunks ? [...b.chunks] : wordChunks(b.text);
     const messages = JSON.stringify(req.body?.["messages"] ?? []);
     return {
@@ -251,6 +266,7 @@ export class ScriptedServer {
       outputTokens: b.usage?.outputTokens ?? chunks.length,
       includeUsage: !b.omitUsage,
       stopReason: b.stopReason ?? "",
+      toolCalls: b.toolCalls ?? [],
     };
   }
 

@@ -1,0 +1,127 @@
+/**
+ * The shared key-value state on NATS (sharedKv.ts): the JetStream key-value bucket
+ * `ensoul_<cluster>_shared` (stream `KV_ensoul_<cluster>_shared`, subjects
+ * `$KV.ensoul_<cluster>_shared.<context>.<key>`), through the official @nats-io/kv client, on
+ * the bus's own connection. Values are UTF-8 JSON, so the `nats kv` command and a client in any
+ * language read and write the same entries (docs/PROTOCOL.md, "Shared context").
+ *
+ * Compare-and-set is JetStream's `Nats-Expected-Last-Subject-Sequence`: the server stores the
+ * write only if the key's last revision is the one given, and answers error 10071 otherwise.
+ * The bucket is opened (created if missing, idempotently) on first use, so a node that never
+ * touches shared context never asks JetStream for it.
+ */
+import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
+import { headers } from "@nats-io/transport-node";
+import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
+import { decodeSharedValue, encodeSharedValue, sharedBucketName, sharedKey, SharedConflictError, SHARED_VALUE_MAX_BYTES, type JsonValue, type SharedChangeListener, type SharedEntry, type SharedKv } from "./sharedKv.ts";
+
+export interface NatsSharedKvOptions {
+  /** Replicas of the bucket's stream when it is created (default 1; raise on a clustered NATS). */
+  replicas?: number;
+  /** Storage when it is created (default file). */
+  storage?: "file" | "memory";
+}
+
+/** JetStream's "wrong last sequence": the compare-and-set lost. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+export function createNatsSharedKv(js: JetStreamClient, cluster: string, opts: NatsSharedKvOptions = {}): SharedKv {
+  return new NatsSharedKv(js, sharedBucketName(cluster), opts);
+}
+
+class NatsSharedKv implements SharedKv {
+  readonly #js: JetStreamClient;
+  readonly #opts: NatsSharedKvOptions;
+  #kv: Promise<KV> | undefined;
+
+  constructor(
+    js: JetStreamClient,
+    readonly bucket: string,
+    opts: NatsSharedKvOptions,
+  ) {
+    this.#js = js;
+    this.#opts = opts;
+  }
+
+  /** The bucket, created on first use; a failed open is tried again at the next call. */
+  #open(): Promise<KV> {
+    if (!this.#kv) {
+      this.#kv = new Kvm(this.#js).create(this.bucket, {
+        history: 1,
+        replicas: this.#opts.replicas ?? 1,
+        storage: this.#opts.storage === "memory" ? StorageType.Memory : StorageType.File,
+        // Headroom for the JSON, which sharedKv.ts keeps under SHARED_VALUE_MAX_BYTES.
+        maxValueSize: SHARED_VALUE_MAX_BYTES + 1024,
+        description: "ensoul shared contexts (docs/PROTOCOL.md, Shared context)",
+      });
+      this.#kv.catch(() => (this.#kv = undefined));
+    }
+    return this.#kv;
+  }
+
+  async get(context: string, key: string): Promise<SharedEntry | undefined> {
+    const full = sharedKey(context, key);
+    const entry = await (await this.#open()).get(full);
+    return entry ? entryOf(key, entry) : undefined;
+  }
+
+  async entries(context: string): Promise<SharedEntry[]> {
+    const kv = await this.#open();
+    const found: SharedEntry[] = [];
+    const keys: string[] = [];
+    for await (const k of await kv.keys(`${sharedKey(context, "x").slice(0, -1)}>`)) keys.push(k);
+    for (const k of keys) {
+      const entry = await kv.get(k);
+      if (entry && entry.operation === "PUT") found.push(entryOf(k.slice(context.length + 1), entry));
+    }
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async swap(context: string, key: string, value: JsonValue | undefined, revision: number): Promise<number> {
+    const full = sharedKey(context, key);
+    const bytes = value === undefined ? undefined : encodeSharedValue(context, key, value);
+    const kv = await this.#open();
+    try {
+      if (bytes !== undefined) return await kv.put(full, bytes, { previousSeq: revision });
+      // Deleting what was never written writes nothing (the client would write an unconditional marker for 0).
+      if (revision === 0) {
+        if ((await kv.get(full)) !== null) throw new SharedConflictError(context, key, revision);
+        return 0;
+      }
+      // A delete marker published here rather than with kv.delete(), which does not say the marker's revision.
+      const marker = headers();
+      marker.set("KV-Operation", "DEL");
+      const ack = await this.#js.publish(`$KV.${this.bucket}.${full}`, new Uint8Array(0), { headers: marker, expect: { lastSubjectSequence: revision } });
+      return ack.seq;
+    } catch (err) {
+      if (isWrongLastSequence(err)) throw new SharedConflictError(context, key, revision);
+      throw err;
+    }
+  }
+
+  async watch(context: string, listener: SharedChangeListener): Promise<() => void> {
+    const filter = `${sharedKey(context, "x").slice(0, -1)}>`;
+    const kv = await this.#open();
+    // Updates only: the consumer exists when this resolves, so nothing written after is missed.
+    const updates = await kv.watch({ key: filter, include: KvWatchInclude.UpdatesOnly });
+    void (async () => {
+      for await (const e of updates) {
+        try {
+          listener(entryOf(e.key.slice(context.length + 1), e));
+        } catch {
+          // a listener's own failure, or a foreign value that is not JSON (get() says so): the watch goes on
+        }
+      }
+    })().catch(() => undefined);
+    return () => updates.stop();
+  }
+}
+
+function entryOf(key: string, e: KvEntry): SharedEntry {
+  return { key, value: e.operation === "PUT" ? decodeSharedValue(e.value, `shared key ${e.key}`) : undefined, revision: e.revision };
+}
+
+function isWrongLastSequence(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === WRONG_LAST_SEQUENCE || (typeof e?.message === "string" && /wrong last sequence/i.test(e.message));
+}
