@@ -17,7 +17,7 @@ import { CliError } from "./CliError.ts";
 export interface NatsConfigCommandOptions {
   /** One or more clusters (`--cluster`, repeatable). */
   cluster: string | readonly string[];
-  /** `name:role=<role>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:speak][:nkey=U...]` */
+  /** `name:role=<role>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:shared=read|write][:speak][:nkey=U...]` */
   user: readonly string[];
   storeDir?: string;
   port?: string | number;
@@ -47,7 +47,7 @@ export interface NatsConfigResult {
 }
 
 const LIST_KEYS = new Set(["souls", "skills", "consumers"]);
-const VALUE_KEYS = new Set(["role", "cluster", "node", "nkey", ...LIST_KEYS]);
+const VALUE_KEYS = new Set(["role", "cluster", "node", "nkey", "shared", ...LIST_KEYS]);
 /**
  * nats-server parses a variable's value as a config value: digits become a number, `true`
  * a boolean, `#` starts a comment. A letter first and base64url after keeps it a plain string.
@@ -76,7 +76,7 @@ export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nk
     const eq = part.indexOf("=");
     const key = eq < 0 ? part : part.slice(0, eq);
     if (eq < 0 || !VALUE_KEYS.has(key)) {
-      throw new CliError(`--user ${name}: unknown or incomplete field ${JSON.stringify(part)} (fields: role=, cluster=, souls=, skills=, node=, consumers=, nkey=, speak)`);
+      throw new CliError(`--user ${name}: unknown or incomplete field ${JSON.stringify(part)} (fields: role=, cluster=, souls=, skills=, node=, consumers=, shared=, nkey=, speak)`);
     }
     if (fields.has(key)) throw new CliError(`--user ${name}: ${key} given twice`);
     fields.set(key, part.slice(eq + 1));
@@ -108,6 +108,11 @@ export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nk
   const nkey = fields.get("nkey");
   if (nkey !== undefined) out.nkey = nkey;
   if (speak) out.speak = true;
+  const shared = fields.get("shared");
+  if (shared !== undefined) {
+    if (shared !== "read" && shared !== "write") throw new CliError(`--user ${name}: shared= takes read or write (the cluster's shared-context bucket), got ${JSON.stringify(shared)}`);
+    out.sharedContext = shared;
+  }
   return out;
 }
 
