@@ -44,7 +44,28 @@ export type {
 } from "../actors/soul/index.ts";
 // State shared with other souls and clients, and events for whoever is watching (never stored).
 export { useSharedContext, emitEphemeral } from "../actors/soul/index.ts";
+export { useSoulStore, useBlueprintStore, type SoulStoreHook, type SoulStoreGetOptions } from "../actors/soul/index.ts";
+export { SoulStoreLimitError, createSoulStoreService, DEFAULT_SOUL_STORE_LIMITS, type VectorRecord, type VectorRecordWithDistance, type DocumentSearchOptions, type SoulStoreLimits, type Embedder } from "../runtime/store/index.ts";
 export type { SoulSharedContext } from "../actors/soul/index.ts";
+// Tools: every call proposed to the soul's gates first, run here or by a tool actor (docs/PROTOCOL.md §14).
+export { useTool, type ToolFunction } from "../actors/soul/index.ts";
+export {
+  defineTool,
+  createToolRegistry,
+  remoteTool,
+  serveToolActor,
+  ToolError,
+  ToolInputError,
+  ToolOutcomeUnknownError,
+  ToolRejectedError,
+  ToolTimeoutError,
+  type Tool,
+  type ToolDefinition,
+  type ToolRegistry,
+  type ToolRunContext,
+  type ToolActorHandle,
+  type RemoteToolOptions,
+} from "../actors/tool/index.ts";
 export type { JsonValue, SharedChange, SharedUpdateOptions } from "../runtime/bus/index.ts";
 
 // Working memory and the cognitive steps.

@@ -1,4 +1,5 @@
 import type { Proposal } from "../vocabulary/index.ts";
+import type { ToolEvent } from "../tool/index.ts";
 
 /**
  * What a soul reports about itself, for debuggers and the events subject: never speech.
@@ -17,7 +18,9 @@ export type SoulEvent =
   /** A whisper that was not kept (nothing usable was left once sanitised). */
   | { type: "whisperIgnored"; soulId: string; source: string; reason: string }
   | { type: "scheduled"; soulId: string; id: string; process: string; at: number }
-  | { type: "expired"; soulId: string };
+  | { type: "expired"; soulId: string }
+  /** Tool calls and their results (actors/tool ToolEvent.ts). */
+  | ToolEvent;
 
 export type SoulErrorPhase = "process" | "subprocess" | "commit" | "deliver" | "schedule" | "restore";
 

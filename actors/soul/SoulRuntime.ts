@@ -34,6 +34,7 @@ import { SubprocessPhase, type SubprocessServices } from "./SubprocessPhase.ts";
 import type { TurnDraft } from "./TurnDraft.ts";
 import { draftWrites, turnCommitOf, whisperCommit } from "./turnCommit.ts";
 import { TurnRunner, type TurnPlace } from "./TurnRunner.ts";
+import { turnToolBox } from "./turnTools.ts";
 
 export interface SoulRuntimeOptions {
   blueprint: SoulBlueprint;
@@ -315,7 +316,14 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   invoke<T>(run: ProcessRun, fn: () => T): T {
     const work = autonomousWork(run);
     const trace = run.draft.trace;
-    const cognition = { ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)), signal: run.signal, ...(work ? { work } : {}), ...(trace ? { onStep: trace.step } : {}) };
+    const tools = turnToolBox(this, run);
+    const cognition = {
+      ...(this.#soulCognition ??= soulCognition(this.blueprint, this.#cognition)),
+      signal: run.signal,
+      ...(work ? { work } : {}),
+      ...(trace ? { onStep: trace.step } : {}),
+      ...(tools ? { tools } : {}),
+    };
     return runWithCognition(cognition, () => runInTurn(run, fn));
   }
 

@@ -8,12 +8,20 @@
  * builds it (runtime/node/nodeServices.ts), not a new option at every step.
  */
 import type { SharedKv } from "../../runtime/bus/index.ts";
+import type { BlueprintStores, SoulStoreService } from "../../runtime/store/index.ts";
+import type { ToolRegistry } from "../tool/index.ts";
 
 export interface SoulServices {
   /** Published on the soul's events subject and never stored (`emitEphemeral`). */
   ephemeral?(soulId: string, type: string, data: unknown): void;
   /** The cluster's shared key-value state (`useSharedContext`): shared by every soul and client, not the soul's own. */
   sharedContext?: SharedKv;
+  /** `useSoulStore`: limits, embeddings, and each soul's cached index (runtime/store documents/). Default: one per soul runtime, no embeddings. */
+  soulStore?: SoulStoreService;
+  /** `useBlueprintStore`: the indexed `rag/` folders, by path. Default: one shared by the process. */
+  blueprintStore?: BlueprintStores;
+  /** The tools the soul may call (`useTool`, the `toolUse` step): local ones and tool actors' (actors/tool). */
+  tools?: ToolRegistry;
 }
 
 /** The services of one soul, chosen by id (a host serves many souls). */

@@ -25,6 +25,8 @@ export interface SoulDefinition {
   subprocesses?: Record<string, MentalProcess> | readonly MentalProcess[];
   models?: SoulModels;
   memoryIntegrator?: MemoryIntegrator;
+  /** The soul's `rag/` folder, for `useBlueprintStore()` (a soul loaded from a folder gets its own). */
+  rag?: string;
 }
 
 export interface DeclaredProcess {
@@ -48,6 +50,8 @@ export interface SoulBlueprint {
   readonly subprocesses: readonly DeclaredSubprocess[];
   readonly models: Readonly<SoulModels>;
   readonly memoryIntegrator: MemoryIntegrator;
+  /** The folder `useBlueprintStore()` indexes, when the soul has one. */
+  readonly ragDir?: string;
   /** The declared name of a process function or name, or undefined when it is not declared. */
   nameOf(ref: ProcessRef): string | undefined;
   /** True when `from` may hand over to `to` (a process may always stay in itself). */
@@ -136,6 +140,7 @@ export function defineSoul(definition: SoulDefinition): SoulBlueprint {
     subprocesses,
     models: Object.freeze(models),
     memoryIntegrator: definition.memoryIntegrator ?? defaultMemoryIntegrator,
+    ...(definition.rag !== undefined ? { ragDir: definition.rag } : {}),
     nameOf,
     allows: (from: string, to: string) => from === to || (processes.get(from)?.next.includes(to) ?? false),
   });

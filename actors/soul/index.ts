@@ -29,6 +29,7 @@ export type {
   UserModelsHook,
 } from "./hooks.ts";
 export { emitEphemeral, useSharedContext, type SoulSharedContext } from "./sharedHooks.ts";
+export { useTool, type ToolFunction } from "./toolHooks.ts";
 export { defaultMemoryIntegrator, perceptionMemory, CORE_REGION } from "./memoryIntegrator.ts";
 export { createSoul } from "./createSoul.ts";
 export type { ActorStoreProvider, CreateSoulOptions, Soul, SoulStateView } from "./createSoul.ts";
@@ -53,3 +54,4 @@ export { currentTurn, type TurnScope } from "../vocabulary/index.ts";
 export type { StoredTurnTrace, StepRecordStored, ProposalOutcome, MemorySegment } from "./TurnTrace.ts";
 export { ISM_STATE, processEvent, soulMachineJson } from "./soulMachineJson.ts";
 export { missingService, NO_SERVICES, type SoulServices, type SoulServicesOf } from "./SoulServices.ts";
+export { useSoulStore, useBlueprintStore, type SoulStoreHook, type SoulStoreGetOptions } from "./storeHooks.ts";

@@ -64,6 +64,8 @@ export interface ClusterSubjects {
   /** Every soul's subjects for one verb (`ensoul.<c>.soul.*.<verb>`), for nodes and debuggers. */
   allSouls(verb: SoulVerb): string;
   gateVerify(skill: string): string;
+  /** A tool actor's request/reply subject (queue group `tool-<name>`). */
+  toolCall(tool: string): string;
   node(nodeId: string, verb: string): string;
   /** All control subjects of one node (`ensoul.<c>.node.<id>.>`). */
   nodeControl(nodeId: string): string;
@@ -87,6 +89,7 @@ export function clusterSubjects(cluster: string): ClusterSubjects {
     events: (soulId) => soul(soulId, "events"),
     allSouls: (verb) => `${base}.soul.*.${assertSoulVerb(verb)}`,
     gateVerify: (skill) => `${base}.gate.${assertName("skill", skill)}.verify`,
+    toolCall: (tool) => `${base}.tool.${assertName("tool", tool)}.call`,
     node: (nodeId, verb) => `${base}.node.${assertName("nodeId", nodeId)}.${assertName("node verb", verb)}`,
     nodeControl: (nodeId) => `${base}.node.${assertName("nodeId", nodeId)}.>`,
     dead: `${base}.dead`,

@@ -18,6 +18,7 @@ import { modelName, token } from "./configFields.ts";
 import { ConfigError, formatPath, issueMessage, issuePath } from "./configError.ts";
 import { gateSpec, skillGateSchema } from "./gateConfig.ts";
 import { soulBudgetSchema } from "./budgetConfig.ts";
+import { checkTools, toolSpec } from "./toolConfig.ts";
 
 
 const blueprintRef = z.union([z.string().min(1), z.custom<SoulBlueprint>(isBlueprint, "must be a builtin soul's name or a blueprint made with defineSoul()")]);
@@ -41,6 +42,11 @@ const soulSchema = z.strictObject({
   maxQueued: z.number().int().min(1).max(1_000_000).optional(),
   /** Tokens and model calls per hour and day; autonomous work stops at it (budgetConfig.ts). */
   budget: soulBudgetSchema.optional(),
+  /** Limits on the soul's `useSoulStore` documents (defaults: runtime/store documents/documentTypes.ts). */
+  soulStore: z
+    .strictObject({ maxDocuments: z.number().int().positive(), maxBytes: z.number().int().positive(), maxDocumentBytes: z.number().int().positive(), maxKeyLength: z.number().int().positive() })
+    .partial()
+    .optional(),
 });
 
 const daimonSchema = z
@@ -117,6 +123,8 @@ export const clusterConfigSchema = z
     daimons: z.array(daimonSchema).default([]),
     gates: z.array(gateSpec(true)).default([]),
     skillGates: z.array(skillGateSchema).default([]),
+    /** Tools the souls may call (toolConfig.ts, docs/PROTOCOL.md §14). */
+    tools: z.array(toolSpec).default([]),
     /** Who may approve or deny held proposals (with `approve`/`deny` perceptions). */
     approvals: z.strictObject({ authorizedUsers: z.array(z.string().min(1)).min(1) }).optional(),
     /** Reserved: validated, not started yet. */
@@ -184,6 +192,7 @@ function crossCheck(config: ClusterConfig, ctx: z.RefinementCtx): void {
     });
     if (config.skillGates.findIndex((o) => o.skill === g.skill) !== i) issue(["skillGates", i, "skill"], `skill '${g.skill}' is served twice; list its nodes in one entry`);
   });
+  checkTools(config.tools, nodes, known, issue);
   for (const id of Object.keys(config.providers.souls ?? {})) {
     if (!known.has(id)) issue(["providers", "souls", id], `unknown soul '${id}' (${listed})`);
   }

@@ -12,6 +12,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SoulBlueprint } from "../../actors/soul/index.ts";
+import { attachFolderTools } from "./soulFolderTools.ts";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const FOLDER_ENTRIES = ["index.ts", "index.js", "index.mjs", "soul.ts", "soul.js"];
@@ -75,9 +76,22 @@ export async function loadSoulModule(ref: string, baseDir = process.cwd()): Prom
     const hint = /require\(\)|require\(esm\)|Cannot use import statement/.test(first) ? ' (souls are ES modules: give the project\'s package.json "type": "module", or name the files .mts)' : "";
     throw new SoulModuleError(ref, `it cannot be loaded: ${first}${hint}`);
   }
-  if (isBlueprint(mod["default"])) return mod["default"];
+  if (isBlueprint(mod["default"])) return withFolderTools(withRag(mod["default"], file), file);
   const found = Object.entries(mod).filter(([, v]) => isBlueprint(v));
-  if (found.length === 1) return found[0]![1] as SoulBlueprint;
+  if (found.length === 1) return withFolderTools(withRag(found[0]![1] as SoulBlueprint, file), file);
   if (found.length > 1) throw new SoulModuleError(ref, `it exports several blueprints (${found.map(([k]) => k).join(", ")}); export the one to run as default`);
   throw new SoulModuleError(ref, "it exports no blueprint: export default defineSoul({ ... })");
+}
+
+/** A soul folder's `tools/` (beside its entry module): the soul's own tools (soulFolderTools.ts). */
+async function withFolderTools(blueprint: SoulBlueprint, file: string): Promise<SoulBlueprint> {
+  await attachFolderTools(blueprint, file);
+  return blueprint;
+}
+
+/** A soul folder's `rag/` (beside its entry module) is its blueprint store, unless the blueprint names one. */
+function withRag(blueprint: SoulBlueprint, file: string): SoulBlueprint {
+  const rag = resolve(file, "..", "rag");
+  if (blueprint.ragDir !== undefined || !existsSync(rag) || !statSync(rag).isDirectory()) return blueprint;
+  return Object.freeze({ ...blueprint, ragDir: rag });
 }

@@ -61,3 +61,4 @@ export { stripMarkdownFences, parseJsonText, canonicalJson } from "./jsonAnswer.
 
 // For the other folders of ensoul (imports across folders go through this file).
 export { extractJson } from "./jsonAnswer.ts";
+export { createEmbeddingsProvider, embeddingsFromEnv, type EmbeddingsOptions, type EmbeddingsProvider } from "./embeddings.ts";

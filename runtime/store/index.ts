@@ -45,3 +45,4 @@ export type { ActorDump, ActorKvEntry, DumpedInboxEntry } from "./ActorTransfer.
 export { exportSoul, importSoul, serializeSoulFile, type ExportSoulOptions, type ImportSoulOptions, type ImportSoulResult } from "./soulFile.ts";
 export { parseSoulFile, SOUL_FILE_FORMAT, SOUL_FILE_VERSION, SoulFileError, type SoulFile, type SoulFileState, type SoulFileUserModel } from "./soulFileFormat.ts";
 export { formatPath } from "./fieldPath.ts";
+export * from "./documents/index.ts";

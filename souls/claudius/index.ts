@@ -28,6 +28,7 @@ export { CLAUDIUS_MODES, PIPELINE_PROCESSES, PROBLEM_SOLVING, pipelineKeyOf, pro
 export { OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER, completesTask, flagsOpenProblem } from "./signals.ts";
 export { PROBLEM_SOLVING_GOAL, PROBLEM_SOLVING_PLAYBOOK, handBack } from "./problemSolving.ts";
 export { userIdOf, type ChainParams } from "./pipelineTurn.ts";
+export { claudiusTools, clockTool, createNotesTool, NOTES_NAMESPACE, type Note } from "./tools.ts";
 
 /** The bundled soul.md. */
 export const claudiusPersona = readFileSync(new URL("./soul.md", import.meta.url), "utf8");

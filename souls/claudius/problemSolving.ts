@@ -6,7 +6,8 @@
  *
  * Actions:
  * - Think: a monologue on what is really asked and where the difficulty is; loops.
- * - Research: the `research` option's findings when the soul has one, otherwise recall (a
+ * - Research: the `research` option's findings when the soul has one, else its tools (clock,
+ *   notes: toolResearch.ts) when the host gave them, otherwise recall (a
  *   monologue on what Claudius knows and would need to verify); loops.
  * - Respond: the worked answer, streamed; ends the ISM and returns to `main` (next message).
  * - Escalate: the problem is a substantial piece of work: it becomes `currentTask`, the mood
@@ -26,6 +27,7 @@ import { pipelineKeyOf, PROBLEM_SOLVING } from "./modes.ts";
 import type { ClaudiusContext } from "./options.ts";
 import type { ChainParams } from "./pipelineTurn.ts";
 import { useSoulState } from "./soulStateMemory.ts";
+import { toolResearch } from "./toolResearch.ts";
 
 export const PROBLEM_SOLVING_GOAL = "Work the person's open-ended problem through and give them an answer that holds.";
 
@@ -60,9 +62,10 @@ function actions(ctx: ClaudiusContext): IsmAction[] {
       name: "Research",
       description: "Gather what bears on the problem: facts, constraints, prior art, known pitfalls.",
       handleActionUse: async (workingMemory, _internal, recurse) => {
-        if (ctx.research) {
-          const question = usePerceptions().invokingPerception.content;
-          const raw = await ctx.research(question);
+        const question = usePerceptions().invokingPerception.content;
+        // The research option first; else the turn's tools (clock, notes) when the host gave them.
+        const raw = ctx.research ? await ctx.research(question) : await toolResearch(question);
+        if (raw !== undefined) {
           const findings = neutralizeTags(raw.length > FINDINGS_MAX_CHARS ? `${raw.slice(0, FINDINGS_MAX_CHARS - 1)}…` : raw);
           return recurse({
             workingMemory: workingMemory.withMemory({
