@@ -17,7 +17,7 @@ import { CliError } from "./CliError.ts";
 export interface NatsConfigCommandOptions {
   /** One or more clusters (`--cluster`, repeatable). */
   cluster: string | readonly string[];
-  /** `name:role=<role>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:shared=read|write][:speak][:nkey=U...]` */
+  /** `name:role=<role>[:cluster=c][:souls=a,b][:skills=x,y][:tools=t,u][:node=id][:consumers=a,b][:shared=read|write][:speak][:nkey=U...]` */
   user: readonly string[];
   storeDir?: string;
   port?: string | number;
@@ -46,7 +46,7 @@ export interface NatsConfigResult {
   users: NatsConfigUserSummary[];
 }
 
-const LIST_KEYS = new Set(["souls", "skills", "consumers"]);
+const LIST_KEYS = new Set(["souls", "skills", "tools", "consumers"]);
 const VALUE_KEYS = new Set(["role", "cluster", "node", "nkey", "shared", ...LIST_KEYS]);
 /**
  * nats-server parses a variable's value as a config value: digits become a number, `true`
@@ -76,7 +76,7 @@ export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nk
     const eq = part.indexOf("=");
     const key = eq < 0 ? part : part.slice(0, eq);
     if (eq < 0 || !VALUE_KEYS.has(key)) {
-      throw new CliError(`--user ${name}: unknown or incomplete field ${JSON.stringify(part)} (fields: role=, cluster=, souls=, skills=, node=, consumers=, shared=, nkey=, speak)`);
+      throw new CliError(`--user ${name}: unknown or incomplete field ${JSON.stringify(part)} (fields: role=, cluster=, souls=, skills=, tools=, node=, consumers=, shared=, nkey=, speak)`);
     }
     if (fields.has(key)) throw new CliError(`--user ${name}: ${key} given twice`);
     fields.set(key, part.slice(eq + 1));
@@ -101,6 +101,8 @@ export function parseUserSpec(spec: string): Omit<NatsUserSpec, "password" | "nk
   if (souls !== undefined) out.souls = souls;
   const skills = list("skills");
   if (skills !== undefined) out.skills = skills;
+  const tools = list("tools");
+  if (tools !== undefined) out.tools = tools;
   const consumers = list("consumers");
   if (consumers !== undefined) out.consumers = consumers;
   const node = fields.get("node");

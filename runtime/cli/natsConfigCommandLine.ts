@@ -17,7 +17,7 @@ export function registerNatsConfigCommand(program: Command): Command {
     .option("-c, --cluster <name>", "a cluster (repeat for several; each then gets its own account)", collectValues, [])
     .option(
       "-u, --user <spec>",
-      "name:role=<node|bridge|daimon|gate|chat>[:cluster=c][:souls=a,b][:skills=x,y][:node=id][:consumers=a,b][:shared=read|write][:speak][:nkey=U...] (repeat)",
+      "name:role=<node|bridge|daimon|gate|chat>[:cluster=c][:souls=a,b][:skills=x,y][:tools=t,u][:node=id][:consumers=a,b][:shared=read|write][:speak][:nkey=U...] (repeat)",
       collectValues,
       [],
     )

@@ -42,6 +42,8 @@ export interface NatsUserSpec {
   nkey?: string;
   souls?: readonly string[];
   skills?: readonly string[];
+  /** Nodes: the tools they serve as tool actors (rolePermissions `tools`). */
+  tools?: readonly string[];
   nodeId?: string;
   consumers?: readonly string[];
   speak?: boolean;
@@ -178,6 +180,7 @@ function resolveUsers(opts: NatsServerConfigOptions, clusters: readonly string[]
       inboxPrefix: inbox === "shared" ? SHARED_INBOX_PREFIX : inboxPrefixFor(user),
       ...(spec.souls !== undefined ? { souls: spec.souls } : {}),
       ...(spec.skills !== undefined ? { skills: spec.skills } : {}),
+      ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
       ...(spec.nodeId !== undefined ? { nodeId: spec.nodeId } : {}),
       ...(spec.consumers !== undefined ? { consumers: spec.consumers } : {}),
       ...(spec.speak !== undefined ? { speak: spec.speak } : {}),
@@ -219,6 +222,7 @@ function userBlock(u: ResolvedUser, indent: string): string {
   const scope = [
     spec.souls ? `souls ${spec.souls.join(", ")}` : null,
     spec.skills ? `skills ${spec.skills.join(", ")}` : null,
+    spec.tools ? `tools ${spec.tools.join(", ")}` : null,
     spec.nodeId !== undefined ? `node ${spec.nodeId}` : null,
   ].filter((s): s is string => s !== null);
   const perms = [subjectBlock("publish", p.publish, i2), subjectBlock("subscribe", p.subscribe, i2)];

@@ -58,6 +58,11 @@ export interface RolePermissionOptions {
    * node serves (`nodes[].skillGates` of the cluster config); default none.
    */
   skills?: readonly string[];
+  /**
+   * Nodes: the tools it serves as tool actors (PROTOCOL.md, "Tool actors"), each in its queue
+   * group `tool-<name>` (default none: serving a tool is a grant of its own, like a skill).
+   */
+  tools?: readonly string[];
   /** Nodes: the node's id, which confines its control subscription (default: every node). */
   nodeId?: string;
   /**
@@ -206,7 +211,10 @@ function basePermissions(cluster: string, role: Role, opts: RolePermissionOption
       // A node that serves skill gates joins each skill's queue group, like a gate does, and
       // only for the skills named: a node is trusted with its cluster's traffic, but serving
       // a skill is a grant of its own (a node refuses to start a skill gate it cannot serve).
-      const serve = (names("skill", opts.skills) ?? []).map((k) => `${base}.gate.${k}.verify ${k}`);
+      const serve = [
+        ...(names("skill", opts.skills) ?? []).map((k) => `${base}.gate.${k}.verify ${k}`),
+        ...(names("tool", opts.tools) ?? []).map((t) => `${base}.tool.${t}.call tool-${t}`),
+      ];
       const soulVerbs = ["perceive", "whisper", "says", "events"].map((v) => `${base}.soul.*.${v}`);
       return {
         publish: {
@@ -217,6 +225,8 @@ function basePermissions(cluster: string, role: Role, opts: RolePermissionOption
             // fields on perceive). Nodes pull them with a consumer, so no subscription.
             `${base}.soul.*.internal`,
             `${base}.gate.*.verify`,
+            // Its souls' tool calls, to whichever tool actor serves them.
+            `${base}.tool.*.call`,
             `${base}.node.*.*`,
             `${base}.dead`,
             ...jsConnect,

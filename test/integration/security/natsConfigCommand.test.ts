@@ -28,6 +28,7 @@ describe("ensoul nats-config", () => {
     expect(parseUserSpec("node-a:role=node:node=n1")).toEqual({ user: "node-a", role: "node", nodeId: "n1" });
     expect(parseUserSpec("b:role=bridge:souls=sam,kai:consumers=b-sam:cluster=alpha")).toEqual({ user: "b", role: "bridge", souls: ["sam", "kai"], consumers: ["b-sam"], cluster: "alpha" });
     expect(parseUserSpec("k:role=daimon:speak:souls=sam")).toEqual({ user: "k", role: "daimon", speak: true, souls: ["sam"] });
+    expect(parseUserSpec("n:role=node:tools=clock,notes")).toEqual({ user: "n", role: "node", tools: ["clock", "notes"] });
     expect(parseUserSpec("ada:role=chat:souls=sam:shared=read")).toEqual({ user: "ada", role: "chat", souls: ["sam"], sharedContext: "read" });
     expect(() => parseUserSpec("ada:role=chat:shared=all")).toThrow(/shared= takes read or write/);
     expect(() => parseUserSpec("x")).toThrow(/needs role=/);

@@ -84,6 +84,7 @@ describe("rolePermissions: the exact lists per role", () => {
           "ensoul.demo.soul.*.events",
           "ensoul.demo.soul.*.internal",
           "ensoul.demo.gate.*.verify",
+          "ensoul.demo.tool.*.call",
           "ensoul.demo.node.*.*",
           "ensoul.demo.dead",
           ...JS_CONNECT,
@@ -114,6 +115,14 @@ describe("rolePermissions: the exact lists per role", () => {
       allowResponses: { max: 1, expiresMs: 60_000 },
     });
     expect(rolePermissions("demo", "node").subscribe.allow).toContain("ensoul.demo.node.*.>");
+  });
+
+  it("node with tools: serves each named tool in its queue group tool-<name>, and none without the grant", () => {
+    const sub = rolePermissions("demo", "node", { tools: ["clock", "notes"] }).subscribe.allow;
+    expect(sub).toContain("ensoul.demo.tool.clock.call tool-clock");
+    expect(sub).toContain("ensoul.demo.tool.notes.call tool-notes");
+    expect(rolePermissions("demo", "node").subscribe.allow.some((s) => s.includes(".tool."))).toBe(false);
+    expect(() => rolePermissions("demo", "node", { tools: ["a b"] })).toThrow();
   });
 
   it("node with skills: serves each named skill in its queue group, and no skill without the grant", () => {
