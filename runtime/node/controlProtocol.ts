@@ -15,6 +15,9 @@
 import { Packr, Unpackr } from "msgpackr";
 import type { ProposalOutcome } from "../../actors/soul/index.ts";
 
+/** A control reply stays under NATS's default max_payload (1 MiB), with room for headers. */
+export const MAX_REPLY_BYTES = 1_000_000;
+
 export const CONTROL_VERBS = ["heartbeat", "status", "memory", "daimon", "stop", "soul", "turns", "revert"] as const;
 export type ControlVerb = (typeof CONTROL_VERBS)[number];
 

@@ -9,6 +9,7 @@ import {
   decodeControl,
   encodeControl,
   isControlError,
+  MAX_REPLY_BYTES,
   type DaimonModeReply,
   type DaimonModeRequest,
   type MemoryRequest,
@@ -40,8 +41,6 @@ export interface NodeControl {
   stop(): Promise<void>;
 }
 
-/** Replies stay under NATS's default max_payload with room for headers. */
-const MAX_REPLY_BYTES = 1_000_000;
 
 export function startNodeControl(
   bus: Bus,

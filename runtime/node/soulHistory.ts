@@ -13,6 +13,7 @@ import { toPromptMessage, type Memory } from "../cognition/index.ts";
 import { TurnNotKeptError, userModels, type ActorHistory, type LoggedTurn, type Store } from "../store/index.ts";
 import {
   encodeControl,
+  MAX_REPLY_BYTES,
   type RevertRecord,
   type RevertReply,
   type RevertRequest,
@@ -48,8 +49,6 @@ export interface SoulHistoryContext {
   now(): number;
 }
 
-/** Replies stay under NATS's default max_payload with room for headers (as nodeControl's). */
-const MAX_REPLY_BYTES = 1_000_000;
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 

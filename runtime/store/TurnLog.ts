@@ -39,7 +39,6 @@ export interface TurnLogRecord extends TurnLogEntry {
 /** Slot runs as the state record keeps them (`[first, length]`). */
 type Run = [number, number];
 
-const AFTER_ALL = Buffer.from([0xff]);
 
 
 /** The slot runs a state record's working memory uses (none for a state without a logged memory). */
@@ -162,7 +161,7 @@ export class TurnLog {
    */
   target(turn: number): TurnLogRecord | undefined {
     let found: TurnLogRecord | undefined;
-    for (const { key, value } of this.#turns.getRange({ start: [this.#actorId, turn], end: [this.#actorId, turn, AFTER_ALL] })) {
+    for (const { key, value } of this.#turns.getRange(prefixRange([this.#actorId, turn]))) {
       if (value.kind === "revert") break;
       found = { ...value, k: keyParts(key)[2] as number };
     }
@@ -188,7 +187,8 @@ export class TurnLog {
     const known = this.#last;
     // Turn numbers only grow, and this handle is its actor's only writer: the last entry it wrote is the newest.
     if (known !== undefined && known.turn <= turn) return known.turn === turn ? known.k + 1 : 0;
-    const last = [...this.#turns.getKeys({ start: [this.#actorId, turn, AFTER_ALL], end: [this.#actorId, turn], reverse: true, limit: 1 })][0];
+    const ofTurn = prefixRange([this.#actorId, turn]);
+    const last = [...this.#turns.getKeys({ start: ofTurn.end, end: ofTurn.start, reverse: true, limit: 1 })][0];
     return last === undefined ? 0 : (keyParts(last)[2] as number) + 1;
   }
 
