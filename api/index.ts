@@ -83,6 +83,7 @@ export {
   summarize,
   toolUse,
   indentNicely,
+  fenceUntrusted,
   stripEntityAndVerb,
   stripEntityAndVerbFromStream,
 } from "../runtime/cognition/index.ts";

@@ -11,6 +11,7 @@ import {
   defaultMemoryIntegrator,
   defineSoul,
   externalDialog,
+  fenceUntrusted,
   useActions,
   usePerceptions,
   useSoulStore,
@@ -33,7 +34,8 @@ export const recallIntegrator: MemoryIntegrator = async (args) => {
   const found = await useSoulStore().search(perception.content, { limit: RECALLED });
   if (found.length === 0) return integrated;
   const lines = found.map((r) => `- ${String(r.content)}`).join("\n");
-  return integrated.withRegion(RECALL_REGION, { role: "system", content: `## Things you remember\n${lines}` });
+  // What people said, recalled: fenced as untrusted, as it was when they said it.
+  return integrated.withRegion(RECALL_REGION, { role: "system", content: `## Things you remember\n${fenceUntrusted("What people told you earlier", lines)}` });
 };
 
 /** Stores what the person says as a fact (keyed by the perception), then answers. */

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSoul, type Soul } from "../../../actors/soul/index.ts";
 import type { CompletionRequest } from "../../../runtime/providers/index.ts";
 import { createSoulStoreService, openStore, type Store } from "../../../runtime/store/index.ts";
+import { UNTRUSTED_NOTICE } from "../../../runtime/cognition/index.ts";
 import recall, { WINDOW } from "../../../examples/recall/soul.ts";
 import { said } from "../../support/soul/helpers.ts";
 import { cognitionWith, countingModel } from "../../unit/daimon/daimonTestKit.ts";
@@ -63,6 +64,8 @@ describe("recall beyond the working-memory window", () => {
     await say(soul, "Where does my sister live?");
     const asked = prompt(model.calls.at(-1));
     expect(asked.recalled).toContain(FACT);
+    // What a person said reaches the prompt fenced, even when recalled into a system memory.
+    expect(asked.recalled).toContain(UNTRUSTED_NOTICE);
     // The window holds the question and recent small talk, not the fact.
     expect(asked.window.some((m) => m.includes("Philippa"))).toBe(false);
     expect(asked.window.length).toBeLessThanOrEqual(WINDOW);
