@@ -9,7 +9,7 @@
  *   soulEvents.ts), behind the soul's gate chain (gates.ts) and approval queue, each turn's
  *   event naming the speech it will deliver (soulRouter.ts);
  * - whispers in (whisperIntake.ts), souls hearing souls (hearing.ts), daimons (daimons.ts),
- *   the skill-gate actors it serves;
+ *   the skill-gate and tool actors it serves;
  * - activation on demand and passivation of idle souls (the soul host), a registry of its
  *   actors (nodeRegistry.ts), and node control: heartbeat, status, memory, daimon, stop
  *   (nodeControl.ts).
@@ -21,6 +21,7 @@
  * step that fails is reported and the rest still run (nodeShutdown.ts).
  */
 import type { SkillGateHandle } from "../../actors/gate/index.ts";
+import type { ToolActorHandle } from "../../actors/tool/index.ts";
 import { soulMachineJson, type Soul } from "../../actors/soul/index.ts";
 import type { Bus, ClusterSubjects } from "../bus/index.ts";
 import type { MetricsSource } from "../metrics/index.ts";
@@ -36,6 +37,7 @@ import { planNode, type NodePlan } from "./nodePlan.ts";
 import { registryStatus, type NodeRegistry } from "./nodeRegistry.ts";
 import { runShutdown, stopEach, type ShutdownStep } from "./nodeShutdown.ts";
 import { startNodeSkillGates } from "./nodeSkillGates.ts";
+import { startNodeTools } from "./nodeTools.ts";
 import { hostNodeSouls, type NodeSouls } from "./nodeSouls.ts";
 import { startRegistryStep, type NodeRegistryStep } from "./registryFeed.ts";
 import { soulHistory } from "./soulHistory.ts";
@@ -98,6 +100,8 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
   const skillGates = await startNodeSkillGates({ bus, config, nodeId, placement: plan.placement, gateContext: output.gateContext, registry, ...inspect });
   cleanups.push(async () => void (await Promise.all(skillGates.map((g) => g.stop()))));
+  const toolActors = await startNodeTools(config.tools, nodeId, bus, config.cluster);
+  cleanups.push(async () => void (await Promise.all(toolActors.map((t) => t.stop()))));
   await souls.resumeLeftovers();
 
   const daimons: NodeDaimons = startDaimons({ bus, cognitionOf: output.daimonCognition, daimons: hostedDaimons(plan), onChange: (d) => registry.trigger.daimonSet(d), onError: report, ...inspect });
@@ -145,7 +149,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   registry.trigger.stateChanged({ state: "running" });
   control.beat();
 
-  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, daimons, inputs, bridges, control })));
+  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, daimons, inputs, bridges, control })));
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping: Promise<void> | undefined;
@@ -183,6 +187,7 @@ interface RunningNode {
   output: NodeOutput;
   souls: NodeSouls;
   skillGates: readonly SkillGateHandle[];
+  toolActors: readonly ToolActorHandle[];
   daimons: NodeDaimons;
   inputs: NodeInputs;
   bridges: NodeBridges;
@@ -205,6 +210,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
     ["publishing gate decisions", () => output.decisions.flush()],
     ["stopping the bridges", () => n.bridges.stop()],
     ["stopping skill gates", () => stopEach(n.skillGates, (g) => g.stop(), (g) => `skill gate ${g.skill}`)],
+    ["stopping tool actors", () => stopEach(n.toolActors, (t) => t.stop(), (t) => `tool ${t.tool}`)],
     ["marking the souls stopped", () => (feed.stopFlushing(), feed.markStopped(hosted.keys()), control.beat())],
     ["stopping node control", () => control.stop()],
     ["stopping the metrics", () => output.metrics?.stop()],

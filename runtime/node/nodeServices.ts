@@ -9,7 +9,7 @@ import { createEphemeralPublisher } from "./ephemeralEvents.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
 import type { NodePlan } from "./nodePlan.ts";
-import { soulToolRegistry, startNodeTools } from "./nodeTools.ts";
+import { soulToolRegistry } from "./nodeTools.ts";
 import { toolsOfBlueprint } from "./soulFolderTools.ts";
 
 export function nodeSoulServices(plan: NodePlan, ground: NodeGround, _output: NodeOutput): SoulServicesOf {
@@ -21,9 +21,8 @@ export function nodeSoulServices(plan: NodePlan, ground: NodeGround, _output: No
     soulStore: createSoulStoreService({ ...soulStoreOptions(), limitsOf: (id) => plan.hosted.get(id)?.soulStore }),
     blueprintStore: createBlueprintStores(),
   };
-  // Tools (config `tools`): the node serves the tool actors placed on it; each soul gets the tools it may call.
-  const { config, nodeId } = plan;
-  startNodeTools(config.tools, nodeId, ground.bus, config.cluster, plan.report);
+  // Tools (config `tools`): each soul gets the tools it may call (the node's tool actors start in Node.ts).
+  const { config } = plan;
   const withTools = new Map<string, SoulServices>();
   return (soulId) => {
     let services = withTools.get(soulId);

@@ -41,16 +41,27 @@ export function soulToolRegistry(entries: readonly ToolConfigEntry[], soulId: st
 }
 
 /**
- * Starts the tool actors of the tools placed on this node. A refused subscription (NATS
- * permissions) is reported with what to grant; the actor's calls then fail as "no responders".
+ * Starts the tool actors of the tools placed on this node and waits for the bus to take their
+ * subscriptions, as for skill gates (nodeSkillGates.ts says why): a refused one stops the
+ * node's start with what to grant, instead of a node that says it is ready while that tool's
+ * calls go unanswered.
  */
-export function startNodeTools(entries: readonly ToolConfigEntry[], nodeId: string, bus: Bus, cluster: string, report: (err: unknown, what: string) => void): ToolActorHandle[] {
+export async function startNodeTools(entries: readonly ToolConfigEntry[], nodeId: string, bus: Bus, cluster: string): Promise<ToolActorHandle[]> {
   const handles: ToolActorHandle[] = [];
   for (const entry of entries) {
-    if (!("tool" in entry) || !toolNodes(entry).includes(nodeId)) continue;
-    const handle = serveToolActor(bus, cluster, entry.tool);
-    handle.ready().catch((err: unknown) => report(err, `node ${nodeId} cannot serve tool '${handle.tool}' (its NATS user needs to subscribe to ${handle.subject} in queue group 'tool-${handle.tool}')`));
-    handles.push(handle);
+    if ("tool" in entry && toolNodes(entry).includes(nodeId)) handles.push(serveToolActor(bus, cluster, entry.tool));
+  }
+  const outcomes = await Promise.allSettled(handles.map((h) => h.ready()));
+  const refused = outcomes.findIndex((r) => r.status === "rejected");
+  if (refused >= 0) {
+    await Promise.allSettled(handles.map((h) => h.stop()));
+    const { tool, subject } = handles[refused] as ToolActorHandle;
+    const reason = (outcomes[refused] as PromiseRejectedResult).reason;
+    throw new Error(
+      `node ${nodeId} cannot serve tool '${tool}': ${reason instanceof Error ? reason.message : String(reason)}; ` +
+        `its NATS user needs permission to subscribe to ${subject} in queue group 'tool-${tool}' ` +
+        `(\`ensoul nats-config --user <user>:role=node:tools=${tool}\` grants it)`,
+    );
   }
   return handles;
 }

@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool, remoteTool } from "../../../actors/tool/index.ts";
 import { inboxPrefixFor, natsServerConfig } from "../../../runtime/bus/permissions/index.ts";
 import { parseClusterConfig, startNode, type ClusterConfig } from "../../../runtime/node/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
@@ -34,6 +36,7 @@ describeWithNats("a node whose NATS user cannot serve its skill gate", () => {
       users: [
         { user: "node-b", cluster, role: "node", nodeId: "b", password: pass },
         { user: "node-g", cluster, role: "node", nodeId: "b", skills: ["secrets"], password: pass },
+        { user: "node-t", cluster, role: "node", nodeId: "b", tools: ["clock"], password: pass },
       ],
       jetstream: { storeDir },
       port,
@@ -46,12 +49,13 @@ describeWithNats("a node whose NATS user cannot serve its skill gate", () => {
     dirs.cleanup();
   });
 
-  const config = (withSkillGate: boolean): ClusterConfig =>
+  const config = (withSkillGate: boolean, withTool = false): ClusterConfig =>
     parseClusterConfig({
       cluster,
       nodes: ["b"],
       souls: [{ id: "bea", blueprint: "samantha", node: "b" }],
       ...(withSkillGate ? { skillGates: [{ skill: "secrets", node: "b", gate: { builtin: "bouncer", options: { vault: ["swordfish-7731"] } } }] } : {}),
+      ...(withTool ? { tools: [{ tool: clock, node: "b" }] } : {}),
       runtime: { heartbeatMs: 200 },
     });
   const nats = (user = "node-b") => ({ servers: server.url, user, pass, inboxPrefix: inboxPrefixFor(user) });
@@ -77,4 +81,24 @@ describeWithNats("a node whose NATS user cannot serve its skill gate", () => {
       await node.stop();
     }
   }, 30_000);
+
+  it("refuses to start when it cannot serve a tool placed on it, naming the tool and what to grant", async () => {
+    const data = dirs.make();
+    await expect(startNode({ config: config(false, true), nats: nats(), nodeId: "b", data, store: { noSync: true }, log: () => undefined })).rejects.toThrow(
+      new RegExp(`^node b cannot serve tool 'clock': the server refused the subscription to ensoul\\.${cluster}\\.tool\\.clock\\.call \\(.*Permissions Violation.*\\).*tools=clock`, "i"),
+    );
+  }, 30_000);
+
+  it("serves the tool when its node user was granted it (role=node with tools=): a call is answered by its tool actor", async () => {
+    const data = dirs.make();
+    const node = await startNode({ config: config(false, true), nats: nats("node-t"), nodeId: "b", data, store: { noSync: true }, log: () => undefined });
+    try {
+      const call = remoteTool({ bus: node.bus, cluster, name: "clock" });
+      await expect(call.run({}, { callId: "t1:tool:0", soulId: "bea", signal: new AbortController().signal })).resolves.toEqual({ now: "2026-01-01T00:00:00.000Z" });
+    } finally {
+      await node.stop();
+    }
+  }, 30_000);
 });
+
+const clock = defineTool({ name: "clock", description: "the time", input: z.object({}), idempotent: true, run: async () => ({ now: "2026-01-01T00:00:00.000Z" }) });
