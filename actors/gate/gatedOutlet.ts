@@ -61,6 +61,14 @@ export function gatedOutlet(inner: Outlet, chain: GateChain, options: GatedOutle
     return { intercepted: true, kind: "event", reason: `${result.gate}: ${result.interception.reason} (proposal ${result.proposal.id})` };
   };
 
+  // Not queued: a human's approval would come after the turn that needed it, and would
+  // deliver a call that was only ever meant to be reviewed (see ReviewContext.holdable).
+  const refuseHold = (result: Extract<ChainResult, { ok: false }>): Interception => ({
+    intercepted: true,
+    kind: "event",
+    reason: `${result.gate}: ${result.interception.reason} (held for human approval, but tool calls cannot wait for approval, so it is refused)`,
+  });
+
   approvals?.setDispatcher(async (proposal) => {
     const result = await chain.run(proposal, { ...contextOf(proposal, "dispatch"), approvedProposalId: proposal.id });
     if (!result.ok) {
@@ -79,7 +87,7 @@ export function gatedOutlet(inner: Outlet, chain: GateChain, options: GatedOutle
       const context = contextOf(proposal, "review");
       const result = await chain.run(proposal, review?.perception ? { perception: review.perception, ...context } : context);
       if (result.ok) return result.proposal;
-      if (result.decision === "hold") return holdFor(result);
+      if (result.decision === "hold") return review?.holdable === false ? refuseHold(result) : holdFor(result);
       return { intercepted: true, kind: result.interception.kind, reason: `${result.gate}: ${result.interception.reason}` };
     },
     async deliver(proposal) {

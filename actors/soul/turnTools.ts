@@ -31,7 +31,7 @@ export function turnToolBox(host: ToolHost, run: ProcessRun): TurnToolBox | unde
     ...(perception.meta !== undefined ? { meta: perception.meta } : {}),
     signal: run.signal,
     now: () => clock.now(),
-    review: (proposal) => (outlet.review ? outlet.review(proposal, { perception }) : proposal),
+    review: (proposal, context) => (outlet.review ? outlet.review(proposal, { ...context, perception }) : proposal),
     emit: (event) => host.emit(event),
     ledger: ledgerOf(host.store),
   });

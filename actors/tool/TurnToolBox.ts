@@ -1,5 +1,5 @@
 import type { ToolBox, ToolOutcome, ToolSpec } from "../../runtime/cognition/index.ts";
-import { isInterception, type Proposal, type ReviewVerdict } from "../vocabulary/index.ts";
+import { isInterception, type Proposal, type ReviewContext, type ReviewVerdict } from "../vocabulary/index.ts";
 import { errorMessage, ToolError, ToolInputError, ToolOutcomeUnknownError, ToolRejectedError, ToolTimeoutError, withTimeout, type Tool } from "./Tool.ts";
 import type { ToolCallLedger } from "./ToolCallLedger.ts";
 import type { ToolCallOutcome, ToolEvent } from "./ToolEvent.ts";
@@ -19,8 +19,8 @@ export interface ToolTurn {
   meta?: Record<string, unknown>;
   signal?: AbortSignal;
   now(): number;
-  /** The soul's review (its gate chain); throwing blocks the call (fail closed). */
-  review(proposal: Proposal): ReviewVerdict | Promise<ReviewVerdict>;
+  /** The soul's review (its gate chain), given `context` as is; throwing blocks the call (fail closed). */
+  review(proposal: Proposal, context: ReviewContext): ReviewVerdict | Promise<ReviewVerdict>;
   emit(event: ToolEvent): void;
   ledger: ToolCallLedger;
 }
@@ -129,7 +129,9 @@ export class TurnToolBox implements ToolBox {
     };
     let verdict: ReviewVerdict;
     try {
-      verdict = await turn.review(proposal);
+      // Not holdable: the turn waits for this call's result now, and the call is never
+      // delivered, so a hold must refuse it rather than queue it for a human's approval.
+      verdict = await turn.review(proposal, { holdable: false });
     } catch (err) {
       // Gates fail closed: a review that cannot decide blocks the call.
       throw new ToolRejectedError(tool.name, undefined, `review failed: ${errorMessage(err)}`);

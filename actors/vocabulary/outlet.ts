@@ -10,6 +10,13 @@ export interface ReviewContext {
    * review without one.
    */
   perception?: Perception;
+  /**
+   * `false` for a proposal that cannot wait for a human: a tool call, which its turn needs
+   * answered now and which is only reviewed, never delivered. A gate that holds it refuses it
+   * at once instead of queueing it for approval: by the time a human looked the turn would
+   * have moved on, and an approval would deliver the call to the outlet as a dispatch.
+   */
+  holdable?: false;
 }
 
 /**

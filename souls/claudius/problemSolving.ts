@@ -22,7 +22,7 @@
  */
 import { ISM_PROCESS, ismProcess, runIsm, type IsmAction, type IsmMentalProcess, type IsmOutput } from "../../actors/ism/index.ts";
 import { useActions, usePerceptions, type MentalProcess, type ProcessResult } from "../../actors/soul/index.ts";
-import { externalDialog, internalMonologue, neutralizeTags, type WorkingMemory } from "../../runtime/cognition/index.ts";
+import { externalDialog, internalMonologue, neutralizeTags, UNTRUSTED_KEY, type WorkingMemory } from "../../runtime/cognition/index.ts";
 import { pipelineKeyOf, PROBLEM_SOLVING } from "./modes.ts";
 import type { ClaudiusContext } from "./options.ts";
 import type { ChainParams } from "./pipelineTurn.ts";
@@ -40,7 +40,7 @@ export const PROBLEM_SOLVING_PLAYBOOK = [
   "- Do not repeat an action whose result is already in the decision log.",
 ].join("\n");
 
-/** Findings from outside are cut to this length before they enter memory. */
+/** Findings from outside are cut to this length before they enter memory (marked untrusted: see Research). */
 const FINDINGS_MAX_CHARS = 4000;
 const TASK_MAX_CHARS = 160;
 
@@ -67,11 +67,16 @@ function actions(ctx: ClaudiusContext): IsmAction[] {
         const raw = ctx.research ? await ctx.research(question) : await toolResearch(question);
         if (raw !== undefined) {
           const findings = neutralizeTags(raw.length > FINDINGS_MAX_CHARS ? `${raw.slice(0, FINDINGS_MAX_CHARS - 1)}…` : raw);
+          const { soulName } = workingMemory;
+          // Findings are outside text (notes hold what people said; a research hook may read the
+          // web), so they are marked untrusted and every prompt fences them under this label
+          // (untrustedMemory.ts). The name says whose finding it is: a fence without one says "User".
           return recurse({
             workingMemory: workingMemory.withMemory({
               role: "assistant",
-              content: `${workingMemory.soulName} found out: "${findings}"`,
-              metadata: { step: "research" },
+              name: soulName,
+              content: `${soulName} found out: "${findings}"`,
+              metadata: { step: "research", [UNTRUSTED_KEY]: `What ${soulName} found out while researching` },
             }),
           });
         }

@@ -2,7 +2,9 @@
  * Research with tools: when the turn has Claudius's clock and notes (a host gave them), the
  * ISM's Research action asks them, through the turn's tool box, so each call passes the
  * soul's gates and shows up as events. What they answer becomes the findings; a refused or
- * failed call is said as such, not hidden.
+ * failed call is said as such, not hidden. The findings are outside text (a note may quote
+ * what someone said): the Research handler keeps them as an untrusted memory, which every
+ * prompt fences, so nothing here needs to (fencing twice would nest fences).
  */
 import { currentCognition, type ToolOutcome } from "../../runtime/cognition/index.ts";
 
