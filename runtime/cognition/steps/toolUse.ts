@@ -203,6 +203,8 @@ function callMemory(soul: string, call: ToolUseCall): InputMemory {
   const body = `input: ${capped(valueText(call.input))}\n${call.outcome.ok ? "result" : "not run or failed"}: ${capped(valueText(call.outcome.value))}`;
   return {
     role: ChatMessageRoleEnum.Assistant,
+    // Named, so a history that labels speakers shows the soul's own record, not "User".
+    name: soul,
     content: body,
     metadata: { step: STEP, tool: call.name, ok: call.outcome.ok, [UNTRUSTED_KEY]: `${soul} ${verb} the tool ${call.name}` },
   };
