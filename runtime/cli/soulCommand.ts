@@ -14,7 +14,7 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { blueprintOf, ConfigError, DEFAULT_DATA_DIR, loadClusterConfig, LOCAL_NODE, nodeDataDir, nodeOf, type ClusterConfig, type SoulConfig } from "../node/index.ts";
-import { exportSoul, importSoul, openStore, parseSoulFile, serializeSoulFile, StoreError, type SoulFile, type Store } from "../store/index.ts";
+import { exportSoul, importSoul, openStore, parseSoulFile, serializeSoulFile, SOUL_STORE_NAMESPACE, StoreError, type SoulFile, type Store } from "../store/index.ts";
 import { builtinSouls } from "../../souls/index.ts";
 import { CliError } from "./CliError.ts";
 import { dataEnvironments, type DataEnvironment } from "./dataEnvironments.ts";
@@ -69,6 +69,8 @@ function storeFailure(what: string, err: unknown): never {
 function summary(file: SoulFile): string {
   const memories = file.state.workingMemory.memories.length;
   const versions = file.userModels.reduce((n, m) => n + m.versions.length, 0);
+  // Live documents of useSoulStore: a removed one stays as a null tombstone.
+  const documents = file.kv.filter((e) => e.namespace === SOUL_STORE_NAMESPACE && e.key.length === 1 && e.value !== null).length;
   return [
     `blueprint ${file.soul.blueprint.name}`,
     `turn ${file.state.turn}`,
@@ -76,6 +78,7 @@ function summary(file: SoulFile): string {
     `${memories} memories`,
     `${file.schedules.length} schedules`,
     `${file.userModels.length} user models (${versions} versions)`,
+    `${documents} soul store documents`,
     `inbox ${file.inbox.length}, outbox ${file.outbox.length}`,
   ].join(", ");
 }
