@@ -1,6 +1,6 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
-import type { ActorStore, KvReadEntry, ScheduledEntry, TurnCommit } from "../../runtime/store/index.ts";
+import { StoreFullError, type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
 import type { IsmMachineInput } from "../ism/index.ts";
 import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
@@ -26,6 +26,7 @@ import {
 } from "./soulMachineHost.ts";
 import { SoulSchedules } from "./SoulSchedules.ts";
 import { NO_SERVICES, type SoulServices } from "./SoulServices.ts";
+import { pruneToolCalls } from "./toolCallPruning.ts";
 import { restoreSoulState, type SoulState } from "./SoulState.ts";
 import type { SoulStatus } from "./SoulStatus.ts";
 import { SoulWhispers } from "./SoulWhispers.ts";
@@ -345,6 +346,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       if (draft.trace) commit.log = { kind: done === undefined ? "subprocess" : "turn", at: now, trace: draft.trace.toStored(this.clock.now()) };
       return { state, commit };
     });
+    pruneToolCalls(this, state.turn);
     if (done !== undefined) this.#held.settle(done);
     this.#schedules.applied(writes.schedulesPut, writes.schedulesDelete);
     if (writes.outbox.length) this.#proposals.deliver(writes.outbox);
@@ -358,7 +360,11 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     try {
       // A held perception is not in the inbox yet: the failure is kept there all the same.
       if (this.#held.recordOf(perception.id)) await this.#writes.run(() => this.store.receive(perception.id, perception));
-      await this.#writes.run(() => this.store.markError(perception.id, message));
+      // A full store refused the commit, not the perception: it stays pending, and the soul's
+      // next activation (once the operator has made room) processes it. Marked failed, nothing would.
+      if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));
+      // Set aside with its error, the failed turn (the one after the last commit) is not run again: its tool calls' records go.
+      if (turnId !== undefined && this.store.inboxEntry(perception.id)?.status === "error") pruneToolCalls(this, this.#state.turn + 1);
       if (this.#schedules.has(perception.id)) await this.#schedules.delete(perception.id);
       this.#held.settle(perception.id);
     } catch (err) {

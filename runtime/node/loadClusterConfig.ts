@@ -1,8 +1,8 @@
 /**
  * Reads a cluster config file: YAML (`.yaml`, `.yml`), JSON, or a TypeScript/JavaScript
  * module whose default export is the config (or a function returning it). Relative paths
- * inside the config (`data`, a daimon's `personaFile`) are relative to the config file, so
- * the same file works from any working directory.
+ * inside the config (`data`, a daimon's `personaFile`, a soul's `blueprint` path, a tool's
+ * `module`) are relative to the config file, so the same file works from any working directory.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, isAbsolute, resolve } from "node:path";
@@ -10,7 +10,8 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
 import { ConfigError } from "./configError.ts";
-import { isSoulPath, loadSoulModule } from "./soulModule.ts";
+import { importModule, isSoulPath, loadSoulModule } from "./soulModule.ts";
+import { isTool } from "./toolConfig.ts";
 
 export interface LoadedClusterConfig {
   config: ClusterConfig;
@@ -68,7 +69,7 @@ export async function loadClusterConfig(file: string, cwd = process.cwd()): Prom
   if (raw === null || raw === undefined) throw new ConfigError(file, "", "is empty");
 
   const baseDir = dirname(path);
-  const config = parseClusterConfig(await withSoulsFromPaths(raw, file, baseDir), file);
+  const config = parseClusterConfig(await withToolsFromModules(await withSoulsFromPaths(raw, file, baseDir), file, baseDir), file);
   if (config.data !== undefined && !isAbsolute(config.data)) config.data = resolve(baseDir, config.data);
   const personas = new Map<number, string>();
   config.daimons.forEach((d, i) => {
@@ -100,6 +101,48 @@ async function withSoulsFromPaths(raw: unknown, file: string, baseDir: string): 
     }),
   );
   return { ...(raw as object), souls: loaded };
+}
+
+/**
+ * The config with each tool entry that names a `module` replaced by the `tool` entry it loads
+ * (toolConfig.ts): `{ module, export?, ...rest }` becomes `{ tool, ...rest }`, so `node` and
+ * `souls` are checked as for any tool. The module path is relative to the config file.
+ */
+async function withToolsFromModules(raw: unknown, file: string, baseDir: string): Promise<unknown> {
+  const tools = (raw as { tools?: unknown } | null)?.tools;
+  if (!Array.isArray(tools)) return raw;
+  const loaded = await Promise.all(
+    tools.map(async (entry: unknown, i) => {
+      if (typeof entry !== "object" || entry === null || !("module" in entry) || "tool" in entry) return entry;
+      const { module: ref, export: name, ...rest } = entry as { module: unknown; export?: unknown };
+      const fail = (field: string, problem: string) => new ConfigError(file, `tools[${i}].${field}`, problem);
+      if (typeof ref !== "string" || ref.length === 0) throw fail("module", "must be the path of a module that exports a tool (relative to the config file)");
+      if (name !== undefined && (typeof name !== "string" || name.length === 0)) throw fail("export", "must be the name of one of the module's exports");
+      return { ...rest, tool: await toolOfModule(ref, name, baseDir, fail) };
+    }),
+  );
+  return { ...(raw as object), tools: loaded };
+}
+
+/** The tool that module `ref` exports as `name` (its default export when no name is given). */
+async function toolOfModule(ref: string, name: string | undefined, baseDir: string, fail: (field: string, problem: string) => ConfigError): Promise<unknown> {
+  const path = resolve(baseDir, ref);
+  if (!existsSync(path)) throw fail("module", `no such file: ${ref} (looked for ${path})`);
+  let mod: Record<string, unknown>;
+  try {
+    mod = await importModule(path);
+  } catch (err) {
+    throw fail("module", `${ref} cannot be loaded: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`);
+  }
+  const key = name ?? "default";
+  const exported = Object.keys(mod).filter((k) => k !== "default").sort();
+  const hint = exported.length > 0 ? ` (it exports ${exported.join(", ")})` : "";
+  if (!(key in mod) || mod[key] === undefined) {
+    throw name === undefined ? fail("module", `${ref} has no default export${hint}: name the tool's export with \`export:\``) : fail("export", `${ref} has no export '${name}'${hint}`);
+  }
+  const tool = mod[key];
+  if (!isTool(tool)) throw fail(name === undefined ? "module" : "export", `${name === undefined ? "the default export" : `export '${name}'`} of ${ref} is not a tool: export one made with defineTool()`);
+  return tool;
 }
 
 /** A config built in code: the same validation, personas read relative to `baseDir`. */

@@ -27,7 +27,7 @@ export function nodeSoulServices(plan: NodePlan, ground: NodeGround, _output: No
   return (soulId) => {
     let services = withTools.get(soulId);
     if (!services) {
-      const tools = soulToolRegistry(config.tools, soulId, ground.bus, config.cluster, toolsOfBlueprint(plan.blueprints.get(soulId)));
+      const tools = soulToolRegistry(config.tools, soulId, ground.bus, config.cluster, toolsOfBlueprint(plan.blueprints.get(soulId), ground));
       services = tools ? { ...shared, tools } : shared;
       withTools.set(soulId, services);
     }

@@ -55,7 +55,8 @@ function entryOf(path: string, shown: string): string {
 
 let tsxRegistered = false;
 
-async function importModule(file: string): Promise<Record<string, unknown>> {
+/** Imports a module by path, TypeScript too (tsx registered once); a config's tool modules load the same way. */
+export async function importModule(file: string): Promise<Record<string, unknown>> {
   if (/\.m?ts$/.test(file) && !tsxRegistered && !process.execArgv.some((a) => a.includes("tsx"))) {
     const { register } = await import("tsx/esm/api");
     register();

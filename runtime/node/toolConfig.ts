@@ -2,12 +2,20 @@
  * The tools section of the cluster config: tools every soul (or the souls named) may call.
  *
  *   tools:
- *     - tool: <a Tool made with defineTool>   # TypeScript config: run in the soul's node...
- *       node: n2                               # ...or served as a tool actor on n2 (a token or a list)
+ *     - module: ./tools/clock.ts               # a module beside the config (YAML, JSON or TypeScript config)...
+ *       export: clock                          # ...its export of that name (default: its default export)
+ *     - tool: <a Tool made with defineTool>   # TypeScript config: the tool itself
+ *       node: n2                               # either form: served as a tool actor on n2 (a token or a list); default: run in each soul's node
+ *       souls: [claudius]                      # either form: only these souls may call it (default: every soul)
  *     - name: search                           # served outside ensoul (docs/PROTOCOL.md §14)
  *       remote: true
  *       idempotent: true
  *       timeoutMs: 5000
+ *
+ * A `module` entry is loaded when the config file is read (loadClusterConfig.ts), its path
+ * relative to the config file like every path in it, and becomes a `tool` entry before this
+ * schema sees it: the rest of the node knows one local form. Its export must be one tool made
+ * with defineTool(); a module with several tools is listed once per tool, each with `export`.
  *
  * A tool placed on nodes (`node`) is called by every soul through its tool actor, even on
  * the node that serves it, so the queue group shares the calls and there is one way to call it.
@@ -16,7 +24,7 @@ import { z } from "zod";
 import type { Tool } from "../../actors/tool/index.ts";
 import { token } from "./configFields.ts";
 
-function isTool(value: unknown): value is Tool {
+export function isTool(value: unknown): value is Tool {
   const v = value as Partial<Tool> | null;
   return typeof v === "object" && v !== null && typeof v.name === "string" && typeof v.run === "function" && typeof v.parse === "function";
 }
@@ -47,6 +55,11 @@ export type ToolConfigEntry = z.infer<typeof localTool> | z.infer<typeof remote>
 
 /** The entry's schema is picked by its `tool` key, so an error names the wrong field instead of "no union member matched". */
 export const toolSpec = z.unknown().transform((value, ctx): ToolConfigEntry => {
+  if (typeof value === "object" && value !== null && "module" in value && !("tool" in value)) {
+    // Only a config read from its file has a folder to find the module in (loadClusterConfig.ts turns it into `tool`).
+    ctx.addIssue({ code: "custom", message: "a tool module is loaded when the config is read from a file (loadClusterConfig, ensoul up); in code, give the tool itself: { tool }", path: ["module"] });
+    return z.NEVER;
+  }
   const schema = typeof value === "object" && value !== null && "tool" in value ? localTool : remote;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

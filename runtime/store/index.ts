@@ -3,6 +3,7 @@
  * turn. See DESIGN.md, "Persistence (LMDB)".
  */
 export { openStore, type Store } from "./Store.ts";
+export { StoreFullError } from "./lmdbErrors.ts";
 export type { LmdbActorStore } from "./LmdbActorStore.ts";
 export type { KvEntry, KvKey, KvNamespace, KvRangeOptions } from "./KvNamespace.ts";
 export type { KeyPart } from "./keys.ts";

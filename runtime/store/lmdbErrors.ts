@@ -8,9 +8,16 @@ import { StoreError } from "./types.ts";
 export const MDB_MAP_FULL = -30792;
 const ENOSPC = 28;
 
+/**
+ * The store refused a write for want of room (its map or its disk is full). Nothing was wrong
+ * with what was written: the same write succeeds once there is room, so a caller keeps the
+ * work for later instead of failing it for good (a soul leaves the perception pending).
+ */
+export class StoreFullError extends StoreError {}
+
 /** The message every map-full failure carries, whether the store or LMDB detected it. */
 export function mapFullError(path: string, mapSize: number, cause?: unknown): StoreError {
-  return new StoreError(`LMDB map is full at ${path} (mapSize ${mapSize} bytes); raise store.mapSize`, { cause });
+  return new StoreFullError(`LMDB map is full at ${path} (mapSize ${mapSize} bytes); raise store.mapSize`, { cause });
 }
 
 function codeOf(error: unknown): number | undefined {
@@ -32,7 +39,7 @@ export function translateError(error: unknown, what: string, path: string, mapSi
   const message = messageOf(error);
   if (code === MDB_MAP_FULL || message.includes("MDB_MAP_FULL")) return mapFullError(path, mapSize(), error);
   if (code === ENOSPC || message.includes("ENOSPC") || message.includes("No space left")) {
-    return new StoreError(`${what} failed: the disk holding ${path} is full`, { cause: error });
+    return new StoreFullError(`${what} failed: the disk holding ${path} is full`, { cause: error });
   }
   return new StoreError(`${what} failed, nothing was written: ${message}`, { cause: error });
 }

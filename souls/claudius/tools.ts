@@ -1,8 +1,9 @@
 /**
  * Claudius's tools: a clock (what day and hour it is, which a model cannot know) and a
  * notebook kept in LMDB, one per soul, that its Research action consults (toolResearch.ts).
- * A host gives them to the soul as services (`createToolRegistry(claudiusTools(store))`) or
- * lists them in a TypeScript cluster config (`tools: [{ tool: clockTool }, ...]`).
+ * A node gives them to every soul that runs the builtin `claudius` blueprint, the notebook in
+ * the node's store (runtime/node/soulFolderTools.ts); a host that makes the soul itself gives
+ * them as services (`createToolRegistry(claudiusTools(store))`).
  */
 import { z } from "zod";
 import { defineTool, type Tool } from "../../actors/tool/index.ts";
