@@ -25,6 +25,12 @@ export interface SoulHostOptions {
   maxQueued?: number | ((id: string) => number | undefined);
   /** What each soul's hooks reach beyond the soul (SoulServices.ts). */
   services?: SoulServicesOf;
+  /**
+   * Awaited before a soul is activated (once for concurrent asks): a node under failover takes
+   * the soul's lease and brings its store up to its replicated history here. A rejection fails
+   * the activation; the next ask tries again.
+   */
+  prepare?: (id: string) => Promise<void>;
 }
 
 export interface SoulRegistryEntry {
@@ -138,8 +144,21 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
     return soul;
   };
 
+  const preparing = new Map<string, Promise<void>>();
+  const prepared = (id: string): Promise<void> => {
+    let pending = preparing.get(id);
+    if (!pending) {
+      pending = (options.prepare as (id: string) => Promise<void>)(id).finally(() => preparing.delete(id));
+      preparing.set(id, pending);
+    }
+    return pending;
+  };
+
   const get = async (id: string): Promise<Soul> => {
     await settled(passivating, id);
+    const soul = live.get(id);
+    if (soul || !options.prepare) return soul ?? activate(id);
+    await prepared(id);
     return live.get(id) ?? activate(id);
   };
 

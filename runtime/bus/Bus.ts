@@ -15,6 +15,8 @@
 
 import { componentLogger } from "../log/index.ts";
 import type { SharedKv } from "./sharedKv.ts";
+import type { LeaseStore } from "./leases.ts";
+import type { SoulHistoryLog } from "./soulHistoryLog.ts";
 
 /** Headers travel as NATS headers; the bus keeps the last value of a repeated key. */
 export type BusHeaders = Readonly<Record<string, string>>;
@@ -145,6 +147,10 @@ export interface Bus {
    * bus's own connection. Optional so that a bus made for a test need not have one.
    */
   sharedKv?(): SharedKv;
+  /** Souls' replicated history (soulHistoryLog.ts, failover): on NATS only. */
+  soulHistory?(): SoulHistoryLog;
+  /** Node and soul leases (leases.ts, failover) with this node-lease time to live: on NATS only. */
+  leases?(ttlMs: number): LeaseStore;
 }
 
 /** Splits the overloads of `subscribe`. */

@@ -21,6 +21,7 @@ export type {
 export { createInProcessBus, type InProcessBusOptions } from "./inProcessBus.ts";
 export { connectNatsBus, type NatsBusOptions } from "./natsBus.ts";
 export { MSG_ID_HEADER } from "./natsMessages.ts";
+export { PULL_EXPIRES_MS } from "./natsStream.ts";
 export {
   assertName,
   clusterSubjects,
@@ -104,3 +105,5 @@ export {
 } from "./sharedKv.ts";
 export { createMemorySharedKv } from "./memorySharedKv.ts";
 export { openSharedContext, type SharedChange, type SharedContext, type SharedUpdateOptions } from "./sharedContext.ts";
+export { HistoryFencedError, historyStreamName, historySubject, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
+export { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease, type SoulLeaseHolder } from "./leases.ts";

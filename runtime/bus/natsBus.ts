@@ -40,6 +40,10 @@ import { MSG_ID_HEADER, NatsSubscription, toHeaders } from "./natsMessages.ts";
 import { ensureStream, NatsDurableRunner } from "./natsStream.ts";
 import { createNatsSharedKv } from "./natsSharedKv.ts";
 import type { SharedKv } from "./sharedKv.ts";
+import type { LeaseStore } from "./leases.ts";
+import { createNatsLeases } from "./natsLeases.ts";
+import { createNatsSoulHistory } from "./natsSoulHistory.ts";
+import type { SoulHistoryLog } from "./soulHistoryLog.ts";
 import { redactSecrets } from "../log/index.ts";
 import { assertPublishSubject } from "./subjectMatch.ts";
 import { assertName, streamName, streamSubjects } from "./subjects.ts";
@@ -70,6 +74,12 @@ export interface NatsBusOptions {
   streamMaxAgeMs?: number;
   /** Stream size limit in bytes, oldest dropped first (default -1: the server's limits). */
   streamMaxBytes?: number;
+  /**
+   * Replicas of the cluster stream and the shared-context bucket on a clustered NATS (1..5,
+   * `runtime.replicas`). Given, an existing stream with another count is updated to it;
+   * undefined (CLI commands), new streams get 1 and existing ones are left as they are.
+   */
+  replicas?: number;
   onHandlerError?: HandlerErrorReporter;
   /**
    * Prefix for this connection's reply inboxes. With per-user prefixes (see
@@ -105,6 +115,13 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     throw new BusError(redactSecrets(`could not connect to NATS at ${where}: ${errorText(err)}`), { cause: err });
   }
   try {
+    // A lone nats-server takes `num_replicas: 3` and keeps one copy, silently: said here instead.
+    if (opts.replicas !== undefined && opts.replicas > 1 && !nc.info?.cluster) {
+      throw new BusError(
+        `runtime.replicas is ${opts.replicas}, but the NATS server at ${redactSecrets(Array.isArray(opts.servers) ? opts.servers.join(", ") : opts.servers)} is not part of a cluster ` +
+          `and keeps one copy of a stream: set runtime.replicas to 1, or connect to a clustered NATS`,
+      );
+    }
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, {
       name: streamName(cluster),
@@ -113,6 +130,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       duplicateWindowMs: opts.duplicateWindowMs ?? 120_000,
       maxAgeMs: opts.streamMaxAgeMs ?? 7 * 24 * 3600_000,
       maxBytes: opts.streamMaxBytes ?? -1,
+      ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
     });
     return new NatsBus(nc, jetstream(nc), jsm, cluster, opts);
   } catch (err) {
@@ -133,12 +151,14 @@ class NatsBus implements Bus {
   private readonly report: HandlerErrorReporter;
   private readonly publishTimeoutMs: number;
   private readonly ackTimeoutMs: number;
+  private readonly replicas: number | undefined;
   private readonly subs = new Set<NatsSubscription>();
   private readonly runners = new Set<NatsDurableRunner>();
   private state: BusState = "open";
   private draining: Promise<void> | null = null;
   private connected = true;
   private shared: SharedKv | undefined;
+  private history: SoulHistoryLog | undefined;
   /** Resolves at the next reconnect; replaced at each disconnect. */
   private reconnected: Promise<void> = Promise.resolve();
 
@@ -152,6 +172,7 @@ class NatsBus implements Bus {
     this.report = opts.onHandlerError ?? defaultHandlerErrorReporter;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 60_000;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 2_000;
+    this.replicas = opts.replicas;
     this.closed = nc.closed().then(() => {
       this.state = "closed";
     });
@@ -246,8 +267,16 @@ class NatsBus implements Bus {
   }
 
   /** The bucket `ensoul_<cluster>_shared` on this connection, opened at its first use (natsSharedKv.ts). */
+  soulHistory(): SoulHistoryLog {
+    return (this.history ??= createNatsSoulHistory(this.js, this.jsm, this.cluster, this.replicas !== undefined ? { replicas: this.replicas } : {}));
+  }
+
+  leases(ttlMs: number): LeaseStore {
+    return createNatsLeases(this.js, this.cluster, { ttlMs, ...(this.replicas !== undefined ? { replicas: this.replicas } : {}) });
+  }
+
   sharedKv(): SharedKv {
-    return (this.shared ??= createNatsSharedKv(this.js, this.cluster));
+    return (this.shared ??= createNatsSharedKv(this.js, this.cluster, this.replicas !== undefined ? { replicas: this.replicas } : {}));
   }
 
   drain(): Promise<void> {

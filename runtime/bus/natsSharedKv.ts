@@ -12,18 +12,21 @@
  */
 import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import { headers } from "@nats-io/transport-node";
+import { isWrongLastSequence } from "./jetStreamErrors.ts";
 import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
+import { updateReplicas } from "./natsStream.ts";
 import { decodeSharedValue, encodeSharedValue, sharedBucketName, sharedKey, SharedConflictError, SHARED_VALUE_MAX_BYTES, type JsonValue, type SharedChangeListener, type SharedEntry, type SharedKv } from "./sharedKv.ts";
 
 export interface NatsSharedKvOptions {
-  /** Replicas of the bucket's stream when it is created (default 1; raise on a clustered NATS). */
+  /**
+   * Replicas of the bucket's stream (1..5; raise on a clustered NATS). Given, an existing
+   * bucket with another count is updated to it; undefined: created with 1, an existing one left alone.
+   */
   replicas?: number;
   /** Storage when it is created (default file). */
   storage?: "file" | "memory";
 }
 
-/** JetStream's "wrong last sequence": the compare-and-set lost. */
-const WRONG_LAST_SEQUENCE = 10071;
 
 export function createNatsSharedKv(js: JetStreamClient, cluster: string, opts: NatsSharedKvOptions = {}): SharedKv {
   return new NatsSharedKv(js, sharedBucketName(cluster), opts);
@@ -46,14 +49,24 @@ class NatsSharedKv implements SharedKv {
   /** The bucket, created on first use; a failed open is tried again at the next call. */
   #open(): Promise<KV> {
     if (!this.#kv) {
-      this.#kv = new Kvm(this.#js).create(this.bucket, {
-        history: 1,
-        replicas: this.#opts.replicas ?? 1,
-        storage: this.#opts.storage === "memory" ? StorageType.Memory : StorageType.File,
-        // Headroom for the JSON, which sharedKv.ts keeps under SHARED_VALUE_MAX_BYTES.
-        maxValueSize: SHARED_VALUE_MAX_BYTES + 1024,
-        description: "ensoul shared contexts (docs/PROTOCOL.md, Shared context)",
-      });
+      const replicas = this.#opts.replicas;
+      this.#kv = new Kvm(this.#js)
+        .create(this.bucket, {
+          history: 1,
+          replicas: replicas ?? 1,
+          storage: this.#opts.storage === "memory" ? StorageType.Memory : StorageType.File,
+          // Headroom for the JSON, which sharedKv.ts keeps under SHARED_VALUE_MAX_BYTES.
+          maxValueSize: SHARED_VALUE_MAX_BYTES + 1024,
+          description: "ensoul shared contexts (docs/PROTOCOL.md, Shared context)",
+        })
+        .then(async (kv) => {
+          // create() opens an existing bucket as it is: bring its replica count to the configured one.
+          if (replicas !== undefined) {
+            const have = (await kv.status()).replicas;
+            if (have !== replicas) await updateReplicas(await this.#js.jetstreamManager(), `KV_${this.bucket}`, have, replicas);
+          }
+          return kv;
+        });
       this.#kv.catch(() => (this.#kv = undefined));
     }
     return this.#kv;
@@ -119,9 +132,4 @@ class NatsSharedKv implements SharedKv {
 
 function entryOf(key: string, e: KvEntry): SharedEntry {
   return { key, value: e.operation === "PUT" ? decodeSharedValue(e.value, `shared key ${e.key}`) : undefined, revision: e.revision };
-}
-
-function isWrongLastSequence(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | undefined;
-  return e?.code === WRONG_LAST_SEQUENCE || (typeof e?.message === "string" && /wrong last sequence/i.test(e.message));
 }

@@ -10,6 +10,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from "@nats-io/transport-node";
 import type { DurableConsumer, DurableHandler, DurableMessage, DurableOptions, HandlerErrorReporter } from "./Bus.ts";
 import { BusError } from "./errors.ts";
+import { isStreamNotFound } from "./jetStreamErrors.ts";
 import { backoff } from "./memoryStream.ts";
 import { toHeaderRecord } from "./natsMessages.ts";
 
@@ -20,18 +21,31 @@ export interface StreamSettings {
   duplicateWindowMs: number;
   maxAgeMs: number;
   maxBytes: number;
+  /**
+   * Copies of the stream on a clustered NATS (1..5; `runtime.replicas` of the cluster config).
+   * Undefined: a new stream gets 1 and an existing one keeps its count (CLI commands, which
+   * must not change what the nodes set up).
+   */
+  replicas?: number;
 }
 
-/** Creates the cluster stream, or adds our subjects to an existing one. Idempotent, so every node may call it. */
+/**
+ * Creates the cluster stream, or adds our subjects to an existing one. Idempotent, so every node may call it.
+ * With `replicas` given, an existing stream with another count is updated to it (JetStream
+ * allows that on a clustered server); if the server refuses, the error says what was asked and why.
+ */
 export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Promise<void> {
   let existing: string[] | null = null;
+  let replicas = 1;
   try {
-    existing = (await jsm.streams.info(s.name)).config.subjects ?? [];
+    const info = await jsm.streams.info(s.name);
+    existing = info.config.subjects ?? [];
+    replicas = info.config.num_replicas ?? 1;
   } catch (err) {
     if (!isStreamNotFound(err)) throw err;
   }
   if (existing === null) {
-    await jsm.streams.add({
+    const created = await jsm.streams.add({
       name: s.name,
       subjects: [...s.subjects],
       storage: s.storage === "file" ? StorageType.File : StorageType.Memory,
@@ -40,17 +54,66 @@ export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Pr
       duplicate_window: nanos(s.duplicateWindowMs),
       max_age: nanos(s.maxAgeMs),
       max_bytes: s.maxBytes,
-      num_replicas: 1,
+      num_replicas: s.replicas ?? 1,
     });
+    if (s.replicas !== undefined) assertReplicas(s.name, created.config.num_replicas ?? 1, s.replicas);
     return;
   }
   const missing = s.subjects.filter((subj) => !existing.includes(subj));
   if (missing.length > 0) await jsm.streams.update(s.name, { subjects: [...existing, ...missing] });
+  if (s.replicas !== undefined && s.replicas !== replicas) await updateReplicas(jsm, s.name, replicas, s.replicas);
 }
 
-function isStreamNotFound(err: unknown): boolean {
-  return err instanceof Error && (err.name === "StreamNotFoundError" || /stream not found/i.test(err.message));
+/**
+ * Changes the replica count of an existing stream (the cluster stream, the shared-context
+ * bucket's), or throws an error that names the stream, both counts and the server's reason.
+ */
+export async function updateReplicas(jsm: JetStreamManager, stream: string, from: number, to: number): Promise<void> {
+  let kept: number;
+  try {
+    kept = (await jsm.streams.update(stream, { num_replicas: to })).config.num_replicas ?? 1;
+  } catch (err) {
+    // Nodes starting together each ask for the change; nats-server 2.9 leaves the second request
+    // unanswered while the first is applied (a timeout, not a refusal). Done is done, by whoever did it.
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || /timeout/i.test(err.message));
+    const deadline = Date.now() + (timedOut ? 15_000 : 0);
+    for (;;) {
+      const now = await jsm.streams.info(stream).then(
+        (info) => info.config.num_replicas,
+        () => undefined,
+      );
+      if (now === to) return;
+      if (Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const why = err instanceof Error ? err.message : String(err);
+    throw new BusError(
+      `stream ${stream} has ${from} replica${from === 1 ? "" : "s"}, runtime.replicas asks for ${to}, and the server refused the change (${why}); ` +
+        `set runtime.replicas to ${from}, or change the stream with \`nats stream edit ${stream} --replicas ${to}\` on a clustered server`,
+      { cause: err },
+    );
+  }
+  assertReplicas(stream, kept, to);
 }
+
+/**
+ * A NATS server that is not part of a cluster accepts a replica count above 1 and keeps one
+ * copy, silently: said here rather than let a config that asks for three copies run on one.
+ */
+export function assertReplicas(stream: string, kept: number, asked: number): void {
+  if (kept === asked) return;
+  throw new BusError(
+    `stream ${stream} has ${kept} replica${kept === 1 ? "" : "s"} although runtime.replicas asks for ${asked}: the server kept ${kept} ` +
+      `(a nats-server that is not part of a cluster keeps one copy); set runtime.replicas to ${kept}, or connect to a clustered NATS`,
+  );
+}
+
+/**
+ * How long one pull request of a durable consumer lives. The client notices a pull the server
+ * lost (its stream's leader moved, on a NATS cluster) after two missed idle heartbeats of half
+ * this each, and pulls again: the bound on a consumer's deafness after such a fault.
+ */
+export const PULL_EXPIRES_MS = 5_000;
 
 export interface RunnerHooks {
   /** Resolves to whether the dead letter was written; only then is the message terminated. */
@@ -111,7 +174,10 @@ export class NatsDurableRunner implements DurableConsumer {
       });
     }
     const consumer = await js.consumers.get(stream, name);
-    const messages = await consumer.consume({ max_messages: PULL_BATCH });
+    // A pull lives `expires`; the client re-pulls after two missed idle heartbeats (expires/2 each).
+    // The default (30 s) left a consumer deaf for 30 s when its stream's leader moved to another
+    // server of a NATS cluster (test/chaos/natsCluster.test.ts); 5 s bounds that.
+    const messages = await consumer.consume({ max_messages: PULL_BATCH, expires: PULL_EXPIRES_MS });
 
     return new NatsDurableRunner(name, filter, async (runner) => {
       runner.stopRequested = () => void messages.close();

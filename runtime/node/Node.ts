@@ -37,7 +37,9 @@ import { planNode, type NodePlan } from "./nodePlan.ts";
 import { registryStatus, type NodeRegistry } from "./nodeRegistry.ts";
 import { runShutdown, stopEach, type ShutdownStep } from "./nodeShutdown.ts";
 import { startNodeSkillGates } from "./nodeSkillGates.ts";
+import { failoverOf } from "./soulPlacement.ts";
 import { startNodeTools } from "./nodeTools.ts";
+import { followOwnership, startNodeFailover, startSoulOwnership, type NodeFailover, type SoulOwnership } from "./failover/index.ts";
 import { hostNodeSouls, type NodeSouls } from "./nodeSouls.ts";
 import { startRegistryStep, type NodeRegistryStep } from "./registryFeed.ts";
 import { soulHistory } from "./soulHistory.ts";
@@ -70,6 +72,9 @@ export interface EnsoulNode {
   readonly stopped: Promise<void>;
 }
 
+/** How far before a moved soul's last record its missed perceptions are looked for (missedPerceptions.ts). */
+const REPLAY_MARGIN_MS = 120_000;
+
 export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> {
   const plan = planNode(options);
   const ground = await openNodeGround(options, plan);
@@ -95,7 +100,28 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   const metrics = options.metrics ? (await import("./nodeMetrics.ts")).createNodeMetrics(plan, feed, bus) : undefined; // prom-client only when asked for
   cleanups.push(async () => metrics?.stop());
   const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), spent: feed.spent, ...(options.registry ? { registry: options.registry } : {}), ...(metrics ? { metrics } : {}) });
-  const souls = hostNodeSouls(plan, ground, feed, output, options.inspect);
+  // Under failover the node holds its lease before any soul runs, and stops if it loses it.
+  const failoverSettings = plan.placement === "assigned" ? failoverOf(config) : false;
+  const failover = failoverSettings
+    ? await startNodeFailover({
+        bus,
+        store,
+        nodeId,
+        leaseMs: failoverSettings.leaseMs,
+        log: plan.log,
+        // Souls that move read what they missed from two minutes before their last record: a
+        // perception waits in a soul's queue far less than that.
+        ...(config.placement === "auto" ? { moves: { subjects: ground.subjects, replayMarginMs: REPLAY_MARGIN_MS } } : {}),
+      })
+    : undefined;
+  cleanups.push(async () => failover?.release());
+  const ownership =
+    failover && config.placement === "auto"
+      ? await startSoulOwnership({ nodeId, souls: plan.hostedConfigs, leases: failover.leases, pollMs: Math.max(100, Math.floor(failoverSettings ? failoverSettings.leaseMs / 3 : 1_000)), report })
+      : undefined;
+  cleanups.push(async () => ownership?.stop());
+  const souls = hostNodeSouls(plan, ground, feed, output, options.inspect, failover, ownership);
+  if (ownership && failover) followOwnership({ nodeId, ownership, failover, host: souls.host, store, log: plan.log, report }, [...plan.hosted.keys()]);
 
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
   const skillGates = await startNodeSkillGates({ bus, config, nodeId, placement: plan.placement, gateContext: output.gateContext, registry, ...inspect });
@@ -115,7 +141,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   const memory = soulMemoryReader({ nodeId, hosted: plan.hosted, known: plan.known, store, live, blueprints: plan.blueprints });
   const status = (): NodeStatus => {
     feed.flush(true);
-    return registryStatus(registry.getSnapshot().context);
+    const full = registryStatus(registry.getSnapshot().context);
+    // Under automatic placement a node lists the souls it runs now, and why they are here.
+    return ownership ? { ...full, souls: full.souls.filter((e) => souls.owns(e.id)).map((e) => ({ ...e, placement: ownership.placeOf(e.id).why })) } : full;
   };
   const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
   const history = soulHistory({
@@ -129,6 +157,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     machineOf: soulMachineJson,
     events: output.events,
     now: () => Date.now(),
+    ...(failover ? { failover } : {}),
   });
   const control: NodeControl = startNodeControl(
     bus,
@@ -148,8 +177,12 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   );
   registry.trigger.stateChanged({ state: "running" });
   control.beat();
+  void failover?.lost.then((why) => {
+    report(new Error(why), `node ${nodeId} stops: it may no longer speak for its souls`);
+    void node.stop().catch(() => undefined);
+  });
 
-  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, daimons, inputs, bridges, control })));
+  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, failover, ownership, daimons, inputs, bridges, control })));
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping: Promise<void> | undefined;
@@ -188,6 +221,8 @@ interface RunningNode {
   souls: NodeSouls;
   skillGates: readonly SkillGateHandle[];
   toolActors: readonly ToolActorHandle[];
+  failover: NodeFailover | undefined;
+  ownership: SoulOwnership | undefined;
   daimons: NodeDaimons;
   inputs: NodeInputs;
   bridges: NodeBridges;
@@ -200,6 +235,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
   return [
     ["announcing the stop", () => (feed.registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
     ["closing the bridges to new messages", () => n.bridges.closeIntake()],
+    ["no more souls moving", () => n.ownership?.stop()],
     ["stopping the perception consumer", () => inputs.source.stop()],
     ["stopping the hearings", () => stopEach(inputs.hearings, (h) => h.stop(), (h) => `hearing ${h.name}`)],
     ["stopping the whispers", () => (inputs.whispers.unsubscribe(), inputs.whispers.closed)],
@@ -208,6 +244,8 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
     ["closing the soul host", () => (feed.flush(true), souls.host.close())],
     ["publishing what was said", () => output.busOutlet.settled()],
     ["publishing gate decisions", () => output.decisions.flush()],
+    // Everything its souls committed is in their histories: another node may take them at once.
+    ["releasing the node's lease", () => n.failover?.release()],
     ["stopping the bridges", () => n.bridges.stop()],
     ["stopping skill gates", () => stopEach(n.skillGates, (g) => g.stop(), (g) => `skill gate ${g.skill}`)],
     ["stopping tool actors", () => stopEach(n.toolActors, (t) => t.stop(), (t) => `tool ${t.tool}`)],

@@ -77,6 +77,8 @@ const bridgeSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).optional(),
 });
 
+export const DEFAULT_LEASE_MS = 10_000;
+
 const runtimeSchema = z.strictObject({
   /** Node heartbeat period on `ensoul.<cluster>.node.<id>.heartbeat`. */
   heartbeatMs: z.number().int().min(50).default(1_000),
@@ -100,6 +102,23 @@ const runtimeSchema = z.strictObject({
    * The turn log each soul keeps in LMDB, for the debugger's timeline and its revert: the
    * last `keep` turns (0: none), and none older than `maxAgeMs` (the latest is always kept).
    */
+  /**
+   * Copies JetStream keeps of the cluster stream `ENSOUL_<cluster>` and the shared-context
+   * bucket on a clustered NATS (1..5; 3 survives one server down). An existing stream with
+   * another count is updated to it when a node starts.
+   */
+  replicas: z.number().int().min(1).max(5).default(1),
+  /**
+   * Failover (docs/STORAGE.md "Failover"; on NATS only): each committed turn is also appended
+   * to the soul's replicated history in JetStream before its effects are acknowledged, and each
+   * soul is owned by one node at a time under a lease. `true`, or `{ leaseMs }`: how long a
+   * node's lease outlives its last renewal, the time before another node may take its souls
+   * (default 10 s; the same for every node of the cluster).
+   */
+  failover: z
+    .union([z.boolean(), z.strictObject({ leaseMs: z.number().int().min(300).max(600_000).default(DEFAULT_LEASE_MS) })])
+    .default(false)
+    .transform((v): false | { leaseMs: number } => (v === false ? false : { leaseMs: v === true ? DEFAULT_LEASE_MS : v.leaseMs })),
   turnLog: z.strictObject({ keep: z.number().int().min(0).max(1_000_000).default(DEFAULT_TURN_LOG_KEEP), maxAgeMs: z.number().int().min(1).optional() }).default({ keep: DEFAULT_TURN_LOG_KEEP }),
 });
 
@@ -111,6 +130,13 @@ export const clusterConfigSchema = z
     data: z.string().min(1).optional(),
     /** The nodes, first one first: it hosts unassigned souls and reports unknown souls. */
     nodes: z.array(token).min(1).optional(),
+    /**
+     * Where souls that name no `node` run. `static` (default): on the first node. `auto`: spread
+     * over the live nodes by rendezvous hashing, moved when a node joins or leaves, with their
+     * replicated history (failover is on; `nodes` may be left out: any node that starts with
+     * `--node <name>` joins and takes its share). docs/STORAGE.md, "Failover and placement".
+     */
+    placement: z.enum(["static", "auto"]).default("static"),
     providers: z
       .strictObject({
         /** `provider:model` for every soul without its own. */
@@ -129,7 +155,7 @@ export const clusterConfigSchema = z
     approvals: z.strictObject({ authorizedUsers: z.array(z.string().min(1)).min(1) }).optional(),
     /** Reserved: validated, not started yet. */
     bridges: z.array(bridgeSchema).default([]),
-    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true, turnLog: { keep: DEFAULT_TURN_LOG_KEEP } }),
+    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true, replicas: 1, failover: false, turnLog: { keep: DEFAULT_TURN_LOG_KEEP } }),
   })
   .superRefine((config, ctx) => crossCheck(config, ctx));
 

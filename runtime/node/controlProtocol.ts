@@ -40,6 +40,8 @@ export interface SoulStatusEntry {
   turnsPerMinute?: number;
   /** Model tokens spent since the node started. */
   tokens?: TokenCount;
+  /** Under `placement: auto`: why the soul runs on this node (pinned, or rendezvous over the live nodes, named). */
+  placement?: string;
 }
 
 export interface TokenCount {

@@ -76,3 +76,4 @@ export {
 } from "./clusterClient.ts";
 export { NodeRequestError, requestRevert, requestSoulDetail, requestTurns, type NodeRequestFailure } from "./debugClient.ts";
 export { isSoulPath, loadSoulModule, soulIdOfPath, SoulModuleError } from "./soulModule.ts";
+export { rendezvousNode } from "./failover/index.ts";

@@ -5,6 +5,7 @@
  */
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
 import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { PULL_EXPIRES_MS } from "../bus/index.ts";
 import { natsConnectionOptions, type NatsConnectOptions } from "./natsConnection.ts";
 import { PerceptionLanes, type LaneOptions } from "./perceptionLanes.ts";
 import type { PerceptionSource } from "./perceptionSources.ts";
@@ -24,7 +25,9 @@ export async function jetStreamPerceptionSource(o: JetStreamSourceOptions): Prom
     const jsm = await jetstreamManager(nc);
     await ensureConsumer(jsm, o.stream, o.consumer, o.filter, o.ackWaitMs, o.maxInFlight);
     const consumer = await jetstream(nc).consumers.get(o.stream, o.consumer);
-    messages = await consumer.consume({ max_messages: Math.min(1_000, Math.max(64, o.maxInFlight)) });
+    // Short pulls (natsStream.ts PULL_EXPIRES_MS): a pull lost when the stream's leader moves is
+    // noticed after two missed heartbeats of half of it, not the client's default 30 s.
+    messages = await consumer.consume({ max_messages: Math.min(1_000, Math.max(64, o.maxInFlight)), expires: PULL_EXPIRES_MS });
   } catch (err) {
     await nc.close();
     throw err;

@@ -69,7 +69,7 @@ export function connectFailure(err: unknown): string {
 }
 
 /** The bus of a cluster on NATS, or a NatsUnreachableError with one clear line. */
-export async function connectClusterBus(o: NatsConnectOptions & { cluster: string; name?: string } & Pick<NatsBusOptions, "onHandlerError" | "publishTimeoutMs">): Promise<Bus> {
+export async function connectClusterBus(o: NatsConnectOptions & { cluster: string; name?: string } & Pick<NatsBusOptions, "onHandlerError" | "publishTimeoutMs" | "replicas">): Promise<Bus> {
   const opts: NatsBusOptions = { servers: o.servers, cluster: o.cluster, reconnectTimeWaitMs: o.reconnectTimeWaitMs ?? 250 };
   if (o.name !== undefined) opts.name = o.name;
   if (o.user !== undefined) opts.user = o.user;
@@ -80,6 +80,7 @@ export async function connectClusterBus(o: NatsConnectOptions & { cluster: strin
   if (o.inboxPrefix !== undefined) opts.inboxPrefix = o.inboxPrefix;
   if (o.onHandlerError) opts.onHandlerError = o.onHandlerError;
   if (o.publishTimeoutMs !== undefined) opts.publishTimeoutMs = o.publishTimeoutMs;
+  if (o.replicas !== undefined) opts.replicas = o.replicas;
   try {
     return await connectNatsBus(opts);
   } catch (err) {

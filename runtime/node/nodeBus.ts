@@ -15,7 +15,7 @@ export async function joinBus(options: Pick<StartNodeOptions, "bus" | "nats">, c
     if (options.bus.cluster !== config.cluster) throw new Error(`the bus serves cluster '${options.bus.cluster}', the config is for '${config.cluster}'`);
     return options.bus;
   } else if (options.nats) {
-    return await connectClusterBus({ ...options.nats, cluster: config.cluster, name: `ensoul-${config.cluster}-${nodeId}`, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
+    return await connectClusterBus({ ...options.nats, cluster: config.cluster, name: `ensoul-${config.cluster}-${nodeId}`, replicas: config.runtime.replicas, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
   } else {
     return createInProcessBus({ cluster: config.cluster, onHandlerError: (err, ctx) => report(err, `handler on ${ctx.consumer ?? ctx.subject}`) });
   }

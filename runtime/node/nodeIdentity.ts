@@ -26,6 +26,7 @@ export async function runningTwin(bus: Bus, subjects: ClusterSubjects, nodeId: s
 export function resolveNodeId(options: StartNodeOptions, config: ClusterConfig, placement: Placement): string {
   if (options.nodeId !== undefined) return assertName("nodeId", options.nodeId);
   if (placement === "all") return LOCAL_NODE;
+  if (config.placement === "auto" && !config.nodes) throw new Error("with placement: auto and no nodes listed, every node says its name: start it with --node <name>");
   const named = new Set([...(config.nodes ?? []), ...config.souls.flatMap((s) => (s.node ? [s.node] : []))]);
   if (named.size > 1) throw new Error(`this config spreads souls over nodes ${[...named].join(", ")}: say which one this is (--node <name>)`);
   return firstNode(config, "main");

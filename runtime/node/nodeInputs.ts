@@ -34,7 +34,8 @@ export async function openNodeInputs(
 ): Promise<NodeInputs> {
   const { config, nodeId, hosted, known, blueprints, reportsUnknown } = plan;
   const { feed, output, souls } = parts;
-  const hosts = (id: string) => hosted.has(id);
+  // The souls this node runs now: its config's, or under automatic placement those the live nodes give it.
+  const hosts = (id: string) => souls.owns(id);
   const knows = (id: string) => known.has(id);
 
   const whispers = subscribeWhispers(bus, subjects, { hosts, knows, reportsUnknown, soul: souls.soulOf, count: feed.count, report: plan.report });

@@ -63,7 +63,8 @@ export function planNode(options: StartNodeOptions): NodePlan {
     hosted: new Map(hostedConfigs.map((s) => [s.id, s])),
     known: new Set(config.souls.map((s) => s.id)),
     blueprints: new Map(config.souls.map((s) => [s.id, blueprintOf(s)])),
-    reportsUnknown: config.runtime.deadLetterUnknownSouls && (placement === "all" || nodeId === firstNode(config, nodeId)),
+    // Under automatic placement with no nodes listed no node is "first": unknown souls are then not reported.
+    reportsUnknown: config.runtime.deadLetterUnknownSouls && (placement === "all" || (config.placement === "auto" && !config.nodes ? false : nodeId === firstNode(config, nodeId))),
     onJetStream: options.nats !== undefined && options.bus === undefined,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { nodeSoulServices } from "./nodeServices.ts";
 import { createSoulHost, type Soul, type SoulHost, type SoulHostOptions } from "../../actors/soul/index.ts";
+import { openSouls, type NodeFailover, type SoulOwnership } from "./failover/index.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
 import type { NodePlan } from "./nodePlan.ts";
@@ -14,18 +15,31 @@ export interface NodeSouls {
   readonly host: SoulHost;
   /** The live soul (activated if it was passivated); rejects for a soul not hosted here, or once the node stops. */
   soulOf(id: string): Promise<Soul>;
+  /** This node runs the soul now (its config places it here, or automatic placement does). */
+  owns(id: string): boolean;
   /** Brings back the souls with work left in LMDB, and resumes their approved proposals. */
   resumeLeftovers(): Promise<void>;
   /** No soul is handed out from now on, and idle souls are no longer passivated. */
   closeDoors(): void;
 }
 
-export function hostNodeSouls(plan: NodePlan, ground: NodeGround, feed: NodeRegistryStep, output: NodeOutput, inspect?: SoulHostOptions["inspect"]): NodeSouls {
+export function hostNodeSouls(
+  plan: NodePlan,
+  ground: NodeGround,
+  feed: NodeRegistryStep,
+  output: NodeOutput,
+  inspect?: SoulHostOptions["inspect"],
+  failover?: NodeFailover,
+  ownership?: SoulOwnership,
+): NodeSouls {
   const { store } = ground;
   const { nodeId, hosted, blueprints, hostedConfigs, config, report } = plan;
   const { live, activations, dirty } = feed;
+  // Under automatic placement the live nodes decide which of the souls that may run here do.
+  const owns = (id: string) => hosted.has(id) && (ownership ? ownership.owns(id) : true);
   const host = createSoulHost({
-    store,
+    // Under failover each soul's store also replicates its turns, once its lease is taken (prepare).
+    ...(failover ? { store: (id: string) => failover.storeOf(id), prepare: (id: string) => failover.prepare(id) } : { store }),
     blueprint: (id) => {
       const bp = blueprints.get(id);
       if (!bp || !hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
@@ -60,15 +74,20 @@ export function hostNodeSouls(plan: NodePlan, ground: NodeGround, feed: NodeRegi
 
   return {
     host,
+    owns,
     async soulOf(id) {
-      if (!hosted.has(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
+      if (!owns(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
       if (stopping) throw new Error(`node ${nodeId} is stopping`);
       return host.get(id);
     },
     async resumeLeftovers() {
+      // Under failover every soul's copy is brought up to its replicated history first: a node
+      // on a fresh machine then holds, and shows, each soul as it was committed anywhere.
+      if (failover) await openSouls(failover, hostedConfigs.map((s) => s.id).filter(owns), plan.log);
       // Souls with work left from the last run come back first: what was in their inbox
       // arrived before anything the consumer will deliver now.
       for (const soul of hostedConfigs) {
+        if (!owns(soul.id)) continue;
         const actor = store.actor(soul.id);
         if (actor.pendingInbox().length || actor.pendingOutbox().length || actor.schedules().length) await host.get(soul.id);
       }
@@ -80,4 +99,3 @@ export function hostNodeSouls(plan: NodePlan, ground: NodeGround, feed: NodeRegi
     },
   };
 }
-

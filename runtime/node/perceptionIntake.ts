@@ -26,7 +26,7 @@
  */
 import type { Approvals } from "../../actors/gate/index.ts";
 import type { HeldPerceiveResult, Soul, SoulBlueprint } from "../../actors/soul/index.ts";
-import { clusterSubjects, deadLetter, decodeEnvelope, isKind, parseSubject, soulOfSubject, type Bus } from "../bus/index.ts";
+import { clusterSubjects, deadLetter, decodeEnvelope, isKind, parseSubject, soulOfSubject, type Bus, type Envelope } from "../bus/index.ts";
 import type { NodeCounters } from "./controlProtocol.ts";
 import type { EventPublisher } from "./soulEvents.ts";
 
@@ -126,17 +126,7 @@ export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions 
 
     const soul = await host.soul(soulId);
     host.rememberSender(env.id, env.from);
-    const input = {
-      id: env.id,
-      ts: env.ts,
-      action: body.action,
-      content: body.content,
-      name: body.name,
-      ...(body.internal !== undefined ? { internal: body.internal } : {}),
-      ...(body.process !== undefined ? { process: body.process } : {}),
-      ...(body.params !== undefined ? { params: body.params } : {}),
-      ...(body.meta !== undefined ? { meta: body.meta } : {}),
-    };
+    const input = perceptionInputOf(env);
     const result = options.holds ? await soul.perceiveHeld(input) : await soul.perceive(input);
     if (result.accepted) host.count("perceptions");
     else if (result.reason === "duplicate") host.count("duplicates");
@@ -146,5 +136,21 @@ export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions 
     }
     const { settled } = result as HeldPerceiveResult;
     if (settled) return { ackAfter: settled };
+  };
+}
+
+/** What a soul perceives from a perception envelope (PROTOCOL.md §5): the one place that maps one to the other. */
+export function perceptionInputOf(env: Envelope<"perception">) {
+  const body = env.body;
+  return {
+    id: env.id,
+    ts: env.ts,
+    action: body.action,
+    content: body.content,
+    name: body.name,
+    ...(body.internal !== undefined ? { internal: body.internal } : {}),
+    ...(body.process !== undefined ? { process: body.process } : {}),
+    ...(body.params !== undefined ? { params: body.params } : {}),
+    ...(body.meta !== undefined ? { meta: body.meta } : {}),
   };
 }

@@ -47,6 +47,12 @@ export interface SoulHistoryContext {
   machineOf(blueprint: SoulBlueprint): unknown;
   events: EventPublisher;
   now(): number;
+  /**
+   * Under failover: the local copy is brought up to the soul's history before a revert reads
+   * it (`prepare`), and the reverted soul goes to its history as a snapshot (`reverted`), or the
+   * next node to take it would not know of the revert.
+   */
+  failover?: { prepare(soulId: string): Promise<void>; snapshot(soulId: string): Promise<void> };
 }
 
 const DEFAULT_LIMIT = 20;
@@ -82,7 +88,12 @@ export function soulHistory(c: SoulHistoryContext): SoulHistory {
       const history = historyOf(soulId);
       const who = by ?? "node control";
       try {
-        const outcome = await c.host.reload(soulId, () => history.revertTo(turn, who, c.now()));
+        const outcome = await c.host.reload(soulId, async () => {
+          await c.failover?.prepare(soulId);
+          const reverted = await history.revertTo(turn, who, c.now());
+          await c.failover?.snapshot(soulId);
+          return reverted;
+        });
         const revert: RevertRecord = { turn: outcome.turn, toTurn: outcome.toTurn, by: outcome.by, at: outcome.at };
         c.events.node(soulId, "revert", { ...revert });
         return { soulId, node: c.nodeId, revert };

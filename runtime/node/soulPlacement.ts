@@ -5,7 +5,7 @@
  * It exists apart from the config's schema because placement is read by a running node (which
  * souls and skills it takes on), not checked once at load time.
  */
-import type { ClusterConfig, SkillGateConfig, SoulConfig } from "./clusterConfig.ts";
+import { DEFAULT_LEASE_MS, type ClusterConfig, type SkillGateConfig, type SoulConfig } from "./clusterConfig.ts";
 
 export type Placement = "all" | "assigned";
 
@@ -36,6 +36,7 @@ export function nodeOf(config: ClusterConfig, soul: SoulConfig, fallback = "loca
 export function soulsElsewhere(config: ClusterConfig, nodeId: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const soul of config.souls) {
+    if (config.placement === "auto" && soul.node === undefined) continue; // no fixed place
     const node = nodeOf(config, soul, nodeId);
     if (node !== nodeId) (out[node] ??= []).push(soul.id);
   }
@@ -49,6 +50,8 @@ export function soulsElsewhere(config: ClusterConfig, nodeId: string): Record<st
  */
 export function soulsFor(config: ClusterConfig, nodeId: string, placement: Placement): SoulConfig[] {
   if (placement === "all") return [...config.souls];
+  // Automatic placement: any unpinned soul may come here (which ones do, the live nodes decide: soulOwnership.ts).
+  if (config.placement === "auto") return config.souls.filter((s) => s.node === undefined || s.node === nodeId);
   return config.souls.filter((s) => nodeOf(config, s, nodeId) === nodeId);
 }
 
@@ -56,4 +59,10 @@ export function soulsFor(config: ClusterConfig, nodeId: string, placement: Place
 export function servesSkill(gate: SkillGateConfig, nodeId: string, placement: Placement): boolean {
   if (placement === "all" || gate.node === undefined) return true;
   return Array.isArray(gate.node) ? gate.node.includes(nodeId) : gate.node === nodeId;
+}
+
+/** Failover's settings: the config's, and on whenever placement is automatic (a soul moves with its history). */
+export function failoverOf(config: ClusterConfig): false | { leaseMs: number } {
+  if (config.runtime.failover) return config.runtime.failover;
+  return config.placement === "auto" ? { leaseMs: DEFAULT_LEASE_MS } : false;
 }

@@ -4,10 +4,11 @@
  */
 import { decodeDeadLetter, decodeEnvelope, isKind, type Bus, type DeadLetter, type Envelope, type EnvelopeKind, type Subscription } from "../../../runtime/bus/index.ts";
 
-export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
+/** Waits for the condition; `what` names it in the timeout's error (a function: read at the timeout, with what is known then). */
+export async function until(condition: () => boolean, ms: number, what: string | (() => string)): Promise<void> {
   const start = Date.now();
   while (!condition()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

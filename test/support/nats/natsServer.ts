@@ -21,11 +21,18 @@ export interface NatsServerOptions {
   config?: string;
   /** Reuse a port (restart tests pass the old one); default: a free loopback port. */
   port?: number;
+  /**
+   * The server's name (`-n`, and JetStream's server name in a cluster); default a unique
+   * `ensoul-test-<pid>-<hex>`. Kept across restarts, as a JetStream cluster requires.
+   */
+  name?: string;
 }
 
 export interface NatsServerHandle {
   url: string;
   port: number;
+  /** The server's name, as its INFO and JetStream's cluster info give it. */
+  name: string;
   /** The JetStream store dir; kept across stop/kill/restart, removed by dispose(). */
   storeDir: string;
   /** Graceful stop (SIGTERM); the store is kept so restart() can bring it back. */
@@ -124,7 +131,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   const jetstream = opts.jetstream ?? true;
   const dir = mkdtempSync(join(tmpdir(), "ensoul-nats-"));
   const storeDir = join(dir, "js");
-  const name = `ensoul-test-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const name = opts.name ?? `ensoul-test-${process.pid}-${randomBytes(4).toString("hex")}`;
   let configPath: string | null = null;
   if (opts.config) {
     configPath = join(dir, "server.conf");
@@ -191,6 +198,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    name,
     storeDir,
     get running() {
       return child !== null;

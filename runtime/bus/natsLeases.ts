@@ -1,0 +1,138 @@
+/**
+ * Leases on NATS (leases.ts): two JetStream key-value buckets through @nats-io/kv. Values are
+ * UTF-8 JSON (`{"node":…,"instance":…}` for a node, `{"node":…}` for a soul), so any client
+ * can read who owns what. The node bucket's max age is the lease's time to live: a node that
+ * stops renewing has its key removed by the server.
+ */
+import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import { isWrongLastSequence } from "./jetStreamErrors.ts";
+import { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease } from "./leases.ts";
+
+export interface NatsLeaseOptions {
+  /** A node's lease lapses this long after its last renewal (the same for every node of a cluster: it is the bucket's max age). */
+  ttlMs: number;
+  replicas?: number;
+  /** Tests use it to renew faster; default ttl / 3. */
+  renewEveryMs?: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const json = (v: unknown) => encoder.encode(JSON.stringify(v));
+function parse(bytes: Uint8Array): { node?: unknown; instance?: unknown } {
+  try {
+    const v = JSON.parse(decoder.decode(bytes)) as unknown;
+    return typeof v === "object" && v !== null ? (v as { node?: unknown; instance?: unknown }) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLeaseOptions): LeaseStore {
+  const kvm = new Kvm(js);
+  const replicas = o.replicas ?? 1;
+  let nodes: Promise<KV> | undefined;
+  let souls: Promise<KV> | undefined;
+  const nodeKv = () =>
+    (nodes ??= kvm.create(nodeLeaseBucket(cluster), { history: 1, ttl: o.ttlMs, replicas, storage: StorageType.File, description: "ensoul node liveness leases" }));
+  const soulKv = () => (souls ??= kvm.create(soulLeaseBucket(cluster), { history: 1, replicas, storage: StorageType.File, description: "ensoul soul owners" }));
+
+  const nodeAlive = async (nodeId: string) => {
+    const e = await (await nodeKv()).get(nodeId);
+    return e !== null && e.operation === "PUT";
+  };
+
+  return {
+    nodeAlive,
+    async liveNodes() {
+      const kv = await nodeKv();
+      const keys: string[] = [];
+      for await (const key of await kv.keys()) keys.push(key);
+      // A released lease leaves a delete marker, which keys() may still list.
+      const live = await Promise.all(keys.map(async (k) => ((await kv.get(k))?.operation === "PUT" ? k : undefined)));
+      return live.filter((k): k is string => k !== undefined).sort();
+    },
+    async holdNode(nodeId, instance, waiting) {
+      const kv = await nodeKv();
+      const value = json({ node: nodeId, instance });
+      let told = false;
+      let epoch = 0;
+      for (;;) {
+        const e = await kv.get(nodeId);
+        try {
+          if (e === null || e.operation !== "PUT") epoch = await kv.create(nodeId, value);
+          else if (parse(e.value).instance === instance) epoch = await kv.update(nodeId, value, e.revision);
+        } catch (err) {
+          if (!isWrongLastSequence(err) && !/exists/i.test(String((err as Error).message))) throw err;
+        }
+        if (epoch > 0) break;
+        if (!told && e !== null) (told = true), waiting?.(String(parse(e.value).instance ?? "another process"));
+        await new Promise((r) => setTimeout(r, Math.max(50, o.ttlMs / 4)));
+      }
+      return renewing(kv, nodeId, value, epoch, o);
+    },
+    async acquireSoul(soulId, nodeId) {
+      const kv = await soulKv();
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const e = await kv.get(soulId);
+        try {
+          if (e === null || e.operation !== "PUT") return await kv.create(soulId, json({ node: nodeId }));
+          const holder = String(parse(e.value).node ?? "");
+          if (holder === nodeId) return e.revision;
+          if (await nodeAlive(holder)) throw new LeaseHeldError(soulId, holder);
+          return await kv.update(soulId, json({ node: nodeId }), e.revision);
+        } catch (err) {
+          // Another node moved first: look again.
+          if (!isWrongLastSequence(err) && !/exists/i.test(String((err as Error).message))) throw err;
+        }
+      }
+      throw new Error(`soul '${soulId}': its lease kept changing while this node tried to take it`);
+    },
+    async holder(soulId) {
+      const e = await (await soulKv()).get(soulId);
+      if (e === null || e.operation !== "PUT") return undefined;
+      return { node: String(parse(e.value).node ?? ""), revision: e.revision };
+    },
+    async releaseSoul(soulId, revision) {
+      const kv = await soulKv();
+      await kv.delete(soulId, { previousSeq: revision }).catch((err: unknown) => {
+        if (!isWrongLastSequence(err)) throw err;
+      });
+    },
+  };
+}
+
+/** Renews the node's lease until it is released or lost. */
+function renewing(kv: KV, nodeId: string, value: Uint8Array, epoch: number, o: NatsLeaseOptions): NodeLease {
+  let revision = epoch;
+  let lastRenewed = Date.now();
+  let resolveLost!: (why: string) => void;
+  const lost = new Promise<string>((r) => (resolveLost = r));
+  let done = false;
+  const stop = (why?: string) => {
+    if (done) return;
+    done = true;
+    clearInterval(timer);
+    if (why !== undefined) resolveLost(why);
+  };
+  const timer = setInterval(() => {
+    kv.update(nodeId, value, revision).then(
+      (r) => ((revision = r), (lastRenewed = Date.now())),
+      (err: unknown) => {
+        if (isWrongLastSequence(err)) stop(`node ${nodeId}'s lease was taken by another process (or lapsed and was taken)`);
+        else if (Date.now() - lastRenewed > o.ttlMs) stop(`node ${nodeId} could not renew its lease for ${o.ttlMs} ms: it has lapsed`);
+      },
+    );
+  }, o.renewEveryMs ?? Math.max(50, Math.floor(o.ttlMs / 3)));
+  timer.unref?.();
+  return {
+    nodeId,
+    epoch,
+    lost,
+    async release() {
+      stop();
+      await kv.delete(nodeId, { previousSeq: revision }).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * A soul's replicated history (failover, docs/STORAGE.md "Failover"): an append-only log per
+ * soul that outlives the machine that wrote it. On NATS it is the JetStream stream
+ * `ENSOUL_<cluster>_HISTORY`, one subject per soul, `ensoul.<cluster>.history.<soulId>`, with
+ * the replicas the cluster config asks for (natsSoulHistory.ts).
+ *
+ * Appends are fenced: each names the sequence of the soul's last record it knows, and the log
+ * refuses it (HistoryFencedError) when another writer has appended since. That is how a stale
+ * owner (a paused process whose lease another node has taken) is kept from committing: the
+ * new owner's first act is an append, so the stale one's next append names an old sequence.
+ */
+import { SUBJECT_ROOT } from "./subjects.ts";
+import { assertName } from "./subjects.ts";
+
+export interface HistoryEntry {
+  /** The log's sequence of this record (stream sequence on NATS): increases, not by one per soul. */
+  seq: number;
+  data: Uint8Array;
+}
+
+export interface SoulHistoryLog {
+  /**
+   * Appends one record after `expectedLastSeq` (0: the soul has none yet); resolves with its
+   * sequence once the log has it (replicated, on NATS). Rejects with HistoryFencedError when
+   * the soul's last record is another one.
+   */
+  append(soulId: string, data: Uint8Array, expectedLastSeq: number): Promise<number>;
+  /** The soul's records after `afterSeq` (default: all), oldest first. */
+  read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
+  /** Removes the soul's records before `seq` (after a snapshot made them unnecessary). */
+  trim(soulId: string, beforeSeq: number): Promise<void>;
+  /**
+   * The cluster stream's messages on one subject (a soul's `perceive` or `internal`) stored
+   * since `sinceMs`, oldest first: what a node taking a soul over reads to find perceptions the
+   * soul's previous node never answered (the other nodes' consumers passed them by).
+   */
+  streamSince(subject: string, sinceMs: number): Promise<HistoryEntry[]>;
+}
+
+export class HistoryFencedError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly expectedLastSeq: number,
+  ) {
+    super(`soul '${soulId}': its history has a record after ${expectedLastSeq} that this node did not write (another node owns the soul now)`);
+    this.name = "HistoryFencedError";
+  }
+}
+
+export function historyStreamName(cluster: string): string {
+  return `ENSOUL_${assertName("cluster", cluster)}_HISTORY`;
+}
+
+export function historySubject(cluster: string, soulId: string): string {
+  return `${SUBJECT_ROOT}.${assertName("cluster", cluster)}.history.${assertName("soul id", soulId)}`;
+}
+
+export function historySubjects(cluster: string): string {
+  return `${SUBJECT_ROOT}.${assertName("cluster", cluster)}.history.*`;
+}

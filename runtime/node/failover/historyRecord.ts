@@ -1,0 +1,68 @@
+/**
+ * The records of a soul's replicated history (docs/STORAGE.md "Failover"), MessagePack:
+ *
+ * - `turn`: one committed turn, the same TurnCommit the node wrote to LMDB (its trace left
+ *   out: the debugger's detail stays local), and the outbox entries acknowledged since the
+ *   previous record, so a restore does not deliver speech again that was delivered;
+ * - `snapshot`: the soul's whole state (runtime/store ActorTransfer's dump), a base that the
+ *   records after it apply to (written when a soul first joins failover, and after a revert);
+ * - `claim`: a node took the soul (a new process of the same node, or another node); written
+ *   first, so whoever owned it before is fenced off (soulHistoryLog.ts).
+ *
+ * `n` counts a soul's records from 1, whatever the log's own sequence; with the owner's epoch
+ * it says which record a local copy has reached.
+ */
+import { Packr } from "msgpackr";
+import type { ActorDump, TurnCommit } from "../../store/index.ts";
+
+export const HISTORY_RECORD_VERSION = 1;
+
+export interface RecordOwner {
+  node: string;
+  /** The node's liveness-lease revision: one per process. */
+  epoch: number;
+  /** The soul's lease revision. */
+  lease: number;
+}
+
+export type HistoryRecord = (
+  | { v: 1; kind: "turn"; n: number; owner: RecordOwner; commit: TurnCommit; acked?: string[] }
+  | { v: 1; kind: "snapshot"; n: number; owner: RecordOwner; dump: ActorDump | null }
+  | { v: 1; kind: "claim"; n: number; owner: RecordOwner }
+) & {
+  /** When it was written (epoch ms, the writer's clock; set by encodeRecord): a takeover replays missed perceptions from a little before it. */
+  at?: number;
+};
+
+/** Where a local copy stands: the last record it holds. Kept in the soul's `replica` namespace. */
+export interface ReplicaMark {
+  n: number;
+  node: string;
+  epoch: number;
+}
+
+export const REPLICA_NAMESPACE = "replica";
+export const REPLICA_KEY = ["at"];
+
+// Plain maps, no records extension: the bytes are read back by another node, maybe another version.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+export function encodeRecord(record: HistoryRecord): Uint8Array {
+  return packr.pack(record.at === undefined ? { ...record, at: Date.now() } : record);
+}
+
+export function decodeRecord(soulId: string, bytes: Uint8Array): HistoryRecord {
+  const r = packr.unpack(bytes) as Partial<HistoryRecord> | null;
+  if (typeof r !== "object" || r === null || r.v !== HISTORY_RECORD_VERSION || typeof r.n !== "number" || !r.owner || !["turn", "snapshot", "claim"].includes(String(r.kind))) {
+    throw new Error(`soul '${soulId}': a history record this node cannot read (version ${String((r as { v?: unknown } | null)?.v)}); was it written by a newer ensoul?`);
+  }
+  return r as HistoryRecord;
+}
+
+export function markOf(record: HistoryRecord): ReplicaMark {
+  return { n: record.n, node: record.owner.node, epoch: record.owner.epoch };
+}
+
+export function sameMark(a: ReplicaMark | undefined, b: ReplicaMark): boolean {
+  return a !== undefined && a.n === b.n && a.node === b.node && a.epoch === b.epoch;
+}

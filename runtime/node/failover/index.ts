@@ -1,0 +1,6 @@
+export { openReplicatedSoul, type OpenedSoul, type OpenSoulOptions } from "./openReplicatedSoul.ts";
+export { ReplicatedActorStore, SoulFencedError, type ReplicaPosition } from "./replicatedActorStore.ts";
+export { decodeRecord, encodeRecord, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
+export { startNodeFailover, type NodeFailover, type NodeFailoverOptions } from "./nodeFailover.ts";
+export { startSoulOwnership, rendezvousNode, type OwnershipChange, type SoulOwnership } from "./soulOwnership.ts";
+export { followOwnership, openSouls } from "./soulMoves.ts";

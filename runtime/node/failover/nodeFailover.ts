@@ -1,0 +1,105 @@
+/**
+ * A node's part in failover (`runtime.failover`): it holds its liveness lease for as long as
+ * it runs, opens each soul it activates through the soul's lease and replicated history
+ * (openReplicatedSoul.ts), and gives the soul a store that replicates every turn. A soul owned
+ * by another live node is not activated here (LeaseHeldError: the perception comes back
+ * later). Losing the node's lease, or a fenced append for any soul, means another node may
+ * speak for these souls now: `lost` resolves and the node stops rather than speak twice.
+ */
+import { hostname } from "node:os";
+import type { Bus, ClusterSubjects, LeaseStore, NodeLease, SoulHistoryLog } from "../../bus/index.ts";
+import { recordMissedPerceptions } from "./missedPerceptions.ts";
+import type { ActorStore, Store } from "../../store/index.ts";
+import { encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord } from "./historyRecord.ts";
+import { openReplicatedSoul } from "./openReplicatedSoul.ts";
+import type { ReplicatedActorStore } from "./replicatedActorStore.ts";
+
+export interface NodeFailoverOptions {
+  bus: Bus;
+  store: Store;
+  nodeId: string;
+  leaseMs: number;
+  log: (line: string) => void;
+  /**
+   * Souls move between nodes (placement: auto): a soul taken from another node, or opened for
+   * the first time, gets the perceptions it missed from the stream (missedPerceptions.ts),
+   * read from this long before its last record.
+   */
+  moves?: { subjects: ClusterSubjects; replayMarginMs: number };
+}
+
+export interface NodeFailover {
+  readonly epoch: number;
+  readonly leases: LeaseStore;
+  /** Resolves with why once this node may no longer speak for its souls. */
+  readonly lost: Promise<string>;
+  /** Takes the soul and brings its local copy up to its history (once per process). */
+  prepare(soulId: string): Promise<void>;
+  /** The prepared soul's replicating store. */
+  storeOf(soulId: string): ActorStore;
+  /** After a revert rewrote the local copy: the whole soul goes to its history as a snapshot. */
+  snapshot(soulId: string): Promise<void>;
+  /** Lets the soul go (it moved to another node): its lease is released, and it is opened again if it comes back. */
+  releaseSoul(soulId: string): Promise<void>;
+  /** Lets the node's lease go, so other nodes may take its souls at once. */
+  release(): Promise<void>;
+}
+
+export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFailover> {
+  if (!o.bus.leases || !o.bus.soulHistory) throw new Error("runtime.failover needs a cluster on NATS (JetStream keeps the souls' history and leases); the in-process bus has neither");
+  const leases: LeaseStore = o.bus.leases(o.leaseMs);
+  const log: SoulHistoryLog = o.bus.soulHistory();
+  const lease: NodeLease = await leases.holdNode(o.nodeId, `${hostname()}:${o.store.path}`, (holder) =>
+    o.log(`node ${o.nodeId}: another process holds this node's lease (${holder}); waiting up to ${o.leaseMs} ms for it to lapse`),
+  );
+  let resolveLost!: (why: string) => void;
+  const lost = new Promise<string>((r) => (resolveLost = r));
+  void lease.lost.then(resolveLost);
+  const opened = new Map<string, ReplicatedActorStore>();
+
+  return {
+    epoch: lease.epoch,
+    leases,
+    lost,
+    async prepare(soulId) {
+      if (opened.has(soulId)) return;
+      const result = await openReplicatedSoul({
+        local: o.store.actor(soulId),
+        log,
+        leases,
+        nodeId: o.nodeId,
+        epoch: lease.epoch,
+        onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
+      });
+      opened.set(soulId, result.store);
+      const taken = result.previous === undefined || result.previous.node !== o.nodeId;
+      if (o.moves && taken) {
+        const sinceMs = (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs;
+        const missed = await recordMissedPerceptions({ log, subjects: o.moves.subjects, store: result.store, soulId, sinceMs });
+        if (missed > 0) o.log(`node ${o.nodeId}: soul ${soulId} had ${missed} perception${missed === 1 ? "" : "s"} waiting from before it came here`);
+      }
+      if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
+    },
+    storeOf(soulId) {
+      const store = opened.get(soulId);
+      if (!store) throw new Error(`soul '${soulId}' was not opened for failover on node ${o.nodeId}`);
+      return store;
+    },
+    async snapshot(soulId) {
+      const store = opened.get(soulId);
+      if (!store) return;
+      const local = o.store.actor(soulId);
+      const { n } = store.position;
+      const record: HistoryRecord = { v: 1, kind: "snapshot", n: n + 1, owner: store.owner, dump: local.dump() ?? null };
+      await store.append(encodeRecord(record), record.n);
+      await local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, markOf(record));
+    },
+    async releaseSoul(soulId) {
+      const store = opened.get(soulId);
+      if (!store) return;
+      opened.delete(soulId);
+      await leases.releaseSoul(soulId, store.owner.lease);
+    },
+    release: () => lease.release(),
+  };
+}

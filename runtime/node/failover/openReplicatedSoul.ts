@@ -1,0 +1,97 @@
+/**
+ * Opening a soul under failover: the node takes the soul's lease, reads its replicated
+ * history, and makes the local LMDB copy match it before the soul runs.
+ *
+ * - The local copy's mark (the last record it holds, written with each turn) equals the
+ *   history's last record: the copy is current; nothing to do.
+ * - Anything else (a new machine with no copy, a copy a stale owner wrote past the history, a
+ *   copy from before another node owned the soul): the copy is rebuilt from the history, the
+ *   last snapshot restored and every turn after it applied, in order, through the same
+ *   `commitTurn` a live turn uses.
+ * - The history is empty (the soul is new, or ran before failover was on): what the node has
+ *   is sent as a snapshot, so from now on losing this machine loses nothing.
+ *
+ * Unless this very process wrote the last record, the node then appends a `claim`: a previous
+ * owner that wakes up finds its next append fenced (soulHistoryLog.ts).
+ */
+import type { LeaseStore, SoulHistoryLog } from "../../bus/index.ts";
+import type { LmdbActorStore } from "../../store/index.ts";
+import { decodeRecord, encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, sameMark, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
+import { ReplicatedActorStore } from "./replicatedActorStore.ts";
+
+export interface OpenSoulOptions {
+  local: LmdbActorStore;
+  log: SoulHistoryLog;
+  leases: LeaseStore;
+  nodeId: string;
+  /** This process's node-lease revision. */
+  epoch: number;
+  onFenced: (soulId: string, err: unknown) => void;
+}
+
+export interface OpenedSoul {
+  store: ReplicatedActorStore;
+  /** What opening did, for the node's log and events. */
+  restored: "current" | "rebuilt" | "seeded";
+  /** Records applied when rebuilt. */
+  applied: number;
+  /** The node that wrote the soul's last record before this one opened it, and when (none: seeded). */
+  previous?: { node: string; at?: number };
+}
+
+export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul> {
+  const soulId = o.local.actorId;
+  const lease = await o.leases.acquireSoul(soulId, o.nodeId);
+  const owner: RecordOwner = { node: o.nodeId, epoch: o.epoch, lease };
+  const entries = await o.log.read(soulId);
+  const records = entries.map((e) => decodeRecord(soulId, e.data));
+  const marks = o.local.kv<ReplicaMark>(REPLICA_NAMESPACE);
+
+  if (records.length === 0) {
+    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, o.onFenced);
+    const seed: HistoryRecord = { v: 1, kind: "snapshot", n: 1, owner, dump: o.local.dump() ?? null };
+    await store.append(encodeRecord(seed), 1);
+    await marks.put(REPLICA_KEY, markOf(seed));
+    return { store, restored: "seeded", applied: 0 };
+  }
+
+  const last = records.at(-1) as HistoryRecord;
+  const previous = { node: last.owner.node, ...(last.at !== undefined ? { at: last.at } : {}) };
+  const lastSeq = (entries.at(-1) as { seq: number }).seq;
+  let restored: OpenedSoul["restored"] = "current";
+  let applied = 0;
+  if (!sameMark(marks.get(REPLICA_KEY), markOf(last))) {
+    applied = await rebuild(o.local, records);
+    await marks.put(REPLICA_KEY, markOf(last));
+    restored = "rebuilt";
+  }
+  const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq }, o.onFenced);
+  if (last.owner.node !== o.nodeId || last.owner.epoch !== o.epoch) {
+    const claim: HistoryRecord = { v: 1, kind: "claim", n: last.n + 1, owner };
+    await store.append(encodeRecord(claim), claim.n);
+    await marks.put(REPLICA_KEY, markOf(claim));
+  }
+  return { store, restored, applied, previous };
+}
+
+/** Replaces the local copy with what the records say: the last snapshot, then each turn after it. */
+async function rebuild(local: LmdbActorStore, records: readonly HistoryRecord[]): Promise<number> {
+  let from = 0;
+  for (let i = records.length - 1; i >= 0; i--) {
+    if (records[i]?.kind === "snapshot") {
+      from = i;
+      break;
+    }
+  }
+  const base = records[from];
+  if (base?.kind === "snapshot" && base.dump) await local.restore(base.dump, { replace: true });
+  else await local.destroy();
+  let applied = 0;
+  for (const record of records.slice(base?.kind === "snapshot" ? from + 1 : from)) {
+    if (record.kind !== "turn") continue;
+    await local.commitTurn(record.commit);
+    for (const id of record.acked ?? []) await local.ackOutbox(id).catch(() => undefined);
+    applied += 1;
+  }
+  return applied;
+}

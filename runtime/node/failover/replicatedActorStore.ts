@@ -1,0 +1,124 @@
+/**
+ * A soul's store under failover: the local LMDB actor store, with every committed turn also
+ * appended to the soul's replicated history (historyRecord.ts) before `commitTurn` resolves.
+ * The soul publishes its speech and its source acknowledges the perception only after that,
+ * so a turn whose effects anyone saw is in the history, on every replica.
+ *
+ * The order is the issue's: the local commit first (LMDB stays the fast local copy and the
+ * turn's own record of where the copy stands lands in the same transaction), then the append,
+ * fenced on the soul's last sequence. A fenced append means another node owns the soul now:
+ * the turn fails, nothing is said, `onFenced` is told, and every later commit is refused. The
+ * local copy is then one turn ahead of the history; the next node to open the soul here sees
+ * that its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
+ *
+ * What is not replicated, on purpose: inbox arrivals and errors (the perception stream keeps
+ * perceptions until a turn's commit acknowledges them, and a failed one is retried there),
+ * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
+ * crash).
+ */
+import { HistoryFencedError, type SoulHistoryLog } from "../../bus/index.ts";
+import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
+import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
+
+export interface ReplicaPosition {
+  /** The soul's last record number. */
+  n: number;
+  /** The log's sequence of that record (0: none). */
+  lastSeq: number;
+}
+
+export class SoulFencedError extends Error {
+  constructor(soulId: string, cause?: unknown) {
+    super(`soul '${soulId}' is owned by another node now: this node may not commit for it`, { cause });
+    this.name = "SoulFencedError";
+  }
+}
+
+export class ReplicatedActorStore implements ActorStore {
+  readonly actorId: string;
+  #position: ReplicaPosition;
+  #acked: string[] = [];
+  #fenced = false;
+  /** Commits append in order: one at a time per soul. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly local: LmdbActorStore,
+    private readonly log: SoulHistoryLog,
+    readonly owner: RecordOwner,
+    position: ReplicaPosition,
+    private readonly onFenced: (soulId: string, err: unknown) => void,
+  ) {
+    this.actorId = local.actorId;
+    this.#position = position;
+  }
+
+  get position(): ReplicaPosition {
+    return { ...this.#position };
+  }
+
+  get history() {
+    return this.local.history;
+  }
+
+  commitTurn(commit: TurnCommit): Promise<void> {
+    const run = this.#queue.then(() => this.#commit(commit));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #commit(commit: TurnCommit): Promise<void> {
+    if (this.#fenced) throw new SoulFencedError(this.actorId);
+    const n = this.#position.n + 1;
+    const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
+    const record: HistoryRecord = { v: 1, kind: "turn", n, owner: this.owner, commit: this.#replicable(commit), ...(this.#acked.length > 0 ? { acked: [...this.#acked] } : {}) };
+    const bytes = encodeRecord(record);
+    await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
+    await this.append(bytes, n);
+    this.#acked = [];
+  }
+
+  /** Appends a record this store made (a turn, a snapshot); fenced appends stop the store for good. */
+  async append(bytes: Uint8Array, n: number): Promise<void> {
+    try {
+      const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq);
+      this.#position = { n, lastSeq: seq };
+    } catch (err) {
+      if (err instanceof HistoryFencedError) {
+        this.#fenced = true;
+        this.onFenced(this.actorId, err);
+        throw new SoulFencedError(this.actorId, err);
+      }
+      throw err;
+    }
+  }
+
+  /** The commit as another node applies it: the trace stays here, and an inbox entry named by id travels with its perception. */
+  #replicable(commit: TurnCommit): TurnCommit {
+    const { log, inboxDone, ...rest } = commit;
+    const out: TurnCommit = { ...rest };
+    if (log) out.log = { kind: log.kind, at: log.at };
+    if (inboxDone !== undefined) {
+      const entry = this.local.inboxEntry(inboxDone);
+      if (entry) out.inboxRecord = { id: inboxDone, perception: entry.perception };
+    }
+    return out;
+  }
+
+  async ackOutbox(id: string): Promise<void> {
+    await this.local.ackOutbox(id);
+    this.#acked.push(id);
+  }
+
+  loadState = () => this.local.loadState();
+  receive = (id: string, perception: unknown) => this.local.receive(id, perception);
+  markError = (id: string, error: string) => this.local.markError(id, error);
+  inboxEntry = (id: string) => this.local.inboxEntry(id);
+  pendingInbox = () => this.local.pendingInbox();
+  pendingOutbox = () => this.local.pendingOutbox();
+  schedules = () => this.local.schedules();
+  putSchedule: ActorStore["putSchedule"] = (entry) => this.local.putSchedule(entry);
+  deleteSchedule = (id: string) => this.local.deleteSchedule(id);
+  kvRange: NonNullable<ActorStore["kvRange"]> = (namespace, prefix) => this.local.kvRange?.(namespace, prefix) ?? [];
+  destroy = () => this.local.destroy();
+}

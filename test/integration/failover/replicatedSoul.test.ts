@@ -1,0 +1,136 @@
+/**
+ * The failover layer on a real nats-server (JetStream): a soul's turns replicated to its
+ * history, the soul rebuilt exactly on another machine (another data directory, another node)
+ * once the first node's lease is gone, leases that hold while their node lives, and a stale
+ * owner fenced: after another node claimed the soul, its next commit fails and nothing of it
+ * reaches the history.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { connectNatsBus, HistoryFencedError, LeaseHeldError, type Bus } from "../../../runtime/bus/index.ts";
+import { openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
+import { openStore, type Store } from "../../../runtime/store/index.ts";
+import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
+import { describeWithNats } from "../../support/nats/describeWithNats.ts";
+import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
+
+describeWithNats("a soul's replicated history and leases", () => {
+  const dirs = tempDirs("ensoul-failover-");
+  let server: NatsServerHandle;
+  const buses: Bus[] = [];
+  const stores: Store[] = [];
+  const bus = async (cluster: string) => {
+    const b = await connectNatsBus({ servers: server.url, cluster });
+    buses.push(b);
+    return b;
+  };
+  const store = () => {
+    const s = openStore({ path: dirs.make(), noSync: true });
+    stores.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    server = await startNatsServer({ jetstream: true });
+  });
+  afterAll(async () => {
+    await Promise.allSettled(stores.map((s) => s.close()));
+    await Promise.allSettled(buses.map((b) => b.close()));
+    await server?.dispose();
+    dirs.cleanup();
+  });
+
+  it("rebuilds a soul on another machine exactly as committed, and fences the node that owned it", async () => {
+    const cluster = uniqueCluster("fo");
+    const [busA, busB] = [await bus(cluster), await bus(cluster)];
+    // a's leases on a connection of their own, closed below to play a paused (or dead) process.
+    const leaseBusA = await bus(cluster);
+    const leasesA = leaseBusA.leases!(1_000);
+    const leasesB = busB.leases!(1_000);
+    const nodeA = await leasesA.holdNode("a", "machine-a");
+    const fencedA: string[] = [];
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor("sam"), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: (id) => fencedA.push(id) });
+    expect(a.restored).toBe("seeded");
+    for (let turn = 1; turn <= 3; turn++) {
+      await storeA.actor("sam").receive(`p${turn}`, { content: `hello ${turn}` });
+      await a.store.commitTurn({ state: sampleState(turn), inboxDone: `p${turn}`, outbox: [sampleOutbox(turn)], kv: [{ namespace: "userModel", key: ["ada", turn], value: { turn } }] });
+      if (turn < 3) await a.store.ackOutbox(sampleOutbox(turn).id);
+    }
+
+    // Node a's lease is live: b may not take the soul.
+    const nodeB = await leasesB.holdNode("b", "machine-b");
+    const storeB = store();
+    const open = () => openReplicatedSoul({ local: storeB.actor("sam"), log: busB.soulHistory!(), leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    await expect(open()).rejects.toBeInstanceOf(LeaseHeldError);
+
+    // a's machine is gone: its lease lapses (the bucket's max age), and b takes the soul over.
+    // (A paused process: its renewal timer does not run; stopping the renewals is the same.)
+    await leaseBusA.close();
+    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+    const b = await open();
+    expect(b.restored).toBe("rebuilt");
+    expect(b.applied).toBe(3);
+    const restored = storeB.actor("sam");
+    expect(restored.loadState()).toEqual(storeA.actor("sam").loadState());
+    expect(restored.kvRange!("userModel", ["ada"])).toEqual(storeA.actor("sam").kvRange!("userModel", ["ada"]));
+    // Acknowledged speech is not delivered again; the last turn's, whose ack never reached the history, is.
+    expect(restored.pendingOutbox().map((e) => e.id)).toEqual([sampleOutbox(3).id]);
+    // Every processed perception is known, so a redelivery is dropped.
+    expect(await restored.receive("p2", { content: "again" })).toBe(false);
+    expect((await leasesB.holder("sam"))?.node).toBe("b");
+
+    // The stale owner wakes up and commits: refused, and the history keeps only what b wrote.
+    await expect(a.store.commitTurn({ state: sampleState(4) })).rejects.toBeInstanceOf(SoulFencedError);
+    expect(fencedA).toEqual(["sam"]);
+    await expect(a.store.commitTurn({ state: sampleState(5) })).rejects.toBeInstanceOf(SoulFencedError);
+    await b.store.commitTurn({ state: sampleState(4) });
+    const records = await busB.soulHistory!().read("sam");
+    expect(records).toHaveLength(1 + 3 + 1 + 1); // seed snapshot, three turns, b's claim, b's turn
+    expect(restored.loadState()?.turn).toBe(4);
+    await nodeB.release();
+  }, 40_000);
+
+  it("a node that reopens its own current copy rebuilds nothing; a copy ahead of the history (a crash between commit and append) is rebuilt", async () => {
+    const cluster = uniqueCluster("fo");
+    const busA = await bus(cluster);
+    const leases = busA.leases!(2_000);
+    const node1 = await leases.holdNode("a", "machine-a");
+    const local = store();
+    const first = await openReplicatedSoul({ local: local.actor("kit"), log: busA.soulHistory!(), leases, nodeId: "a", epoch: node1.epoch, onFenced: () => undefined });
+    await first.store.commitTurn({ state: sampleState(1) });
+    await node1.release();
+
+    // The same machine's next process: its own lease back at once, the copy current.
+    const node2 = await leases.holdNode("a", "machine-a");
+    expect(node2.epoch).not.toBe(node1.epoch);
+    const second = await openReplicatedSoul({ local: local.actor("kit"), log: busA.soulHistory!(), leases, nodeId: "a", epoch: node2.epoch, onFenced: () => undefined });
+    expect(second.restored).toBe("current");
+    // A turn committed locally whose append never happened (the process died in between).
+    await local.actor("kit").commitTurn({ state: sampleState(2), kv: [{ namespace: "replica", key: ["at"], value: { n: 99, node: "a", epoch: node2.epoch } }] });
+    await node2.release();
+    const node3 = await leases.holdNode("a", "machine-a");
+    const third = await openReplicatedSoul({ local: local.actor("kit"), log: busA.soulHistory!(), leases, nodeId: "a", epoch: node3.epoch, onFenced: () => undefined });
+    expect(third.restored).toBe("rebuilt");
+    expect(local.actor("kit").loadState()?.turn).toBe(1);
+    await node3.release();
+  }, 30_000);
+
+  it("appends are fenced on the soul's last sequence", async () => {
+    const log = (await bus(uniqueCluster("fo"))).soulHistory!();
+    const one = await log.append("x", new Uint8Array([1]), 0);
+    await expect(log.append("x", new Uint8Array([2]), 0)).rejects.toBeInstanceOf(HistoryFencedError);
+    const two = await log.append("x", new Uint8Array([3]), one);
+    expect((await log.read("x")).map((e) => [...e.data])).toEqual([[1], [3]]);
+    expect((await log.read("x", one)).map((e) => e.seq)).toEqual([two]);
+  });
+});
+
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
