@@ -1,7 +1,7 @@
 /**
  * Souls' replicated history on NATS (soulHistoryLog.ts): the stream `ENSOUL_<cluster>_HISTORY`,
  * subjects `ensoul.<cluster>.history.<soulId>`, file storage, no age or size limit (a record
- * goes only when a snapshot after it makes it unnecessary, `trim`), the cluster config's
+ * is kept for as long as the stream is), the cluster config's
  * replicas. The fence is JetStream's `Nats-Expected-Last-Subject-Sequence`: the server stores
  * an append only if the soul's subject last had the sequence given (error 10071 otherwise).
  *
@@ -48,10 +48,6 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
       return readSubject(js, jsm, stream, historySubject(cluster, soulId), { afterSeq });
     },
     streamSince: (subject, sinceMs) => readSubject(js, jsm, streamName(cluster), subject, { since: sinceMs }),
-    async trim(soulId, beforeSeq) {
-      await open();
-      await jsm.streams.purge(stream, { filter: historySubject(cluster, soulId), seq: beforeSeq });
-    },
   };
 }
 

@@ -27,8 +27,6 @@ export interface SoulHistoryLog {
   append(soulId: string, data: Uint8Array, expectedLastSeq: number): Promise<number>;
   /** The soul's records after `afterSeq` (default: all), oldest first. */
   read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
-  /** Removes the soul's records before `seq` (after a snapshot made them unnecessary). */
-  trim(soulId: string, beforeSeq: number): Promise<void>;
   /**
    * The cluster stream's messages on one subject (a soul's `perceive` or `internal`) stored
    * since `sinceMs`, oldest first: what a node taking a soul over reads to find perceptions the

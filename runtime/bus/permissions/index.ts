@@ -11,6 +11,7 @@ export {
   ROLES,
   SHARED_INBOX_PREFIX,
   sharedContextGrants,
+  failoverGrants,
   type ResponsePermission,
   type Role,
   type RolePermissionOptions,

@@ -9,6 +9,8 @@
  */
 import { InvalidNameError } from "../errors.ts";
 import { sharedBucketName } from "../sharedKv.ts";
+import { nodeLeaseBucket, soulLeaseBucket } from "../leases.ts";
+import { historyStreamName } from "../soulHistoryLog.ts";
 import { assertName, streamName, SUBJECT_ROOT } from "../subjects.ts";
 
 export const ROLES = ["node", "bridge", "daimon", "gate", "chat"] as const;
@@ -120,14 +122,12 @@ function consumerApi(stream: string, consumer: string, filters: readonly string[
 }
 
 /**
- * The JetStream API of the shared-context bucket `ensoul_<cluster>_shared` as @nats-io/kv uses
- * it: the stream's info (and creation, for a writer), direct and message gets, the ordered push
- * consumers of watches and key listings (their flow-control replies included), and for a writer
- * the key subjects themselves. Watches deliver to the user's inbox, which every role may read.
+ * The JetStream API of one key-value bucket as @nats-io/kv uses it: the stream's info (and
+ * creation, for a writer), direct and message gets, the ordered push consumers of watches and
+ * key listings (their flow-control replies included), and for a writer the key subjects
+ * themselves. Watches deliver to the user's inbox, which every role may read.
  */
-export function sharedContextGrants(cluster: string, access: "read" | "write"): string[] {
-  if (access !== "read" && access !== "write") throw new InvalidNameError("sharedContext", access, "must be read or write");
-  const bucket = sharedBucketName(cluster);
+function kvBucketGrants(bucket: string, access: "read" | "write"): string[] {
   const stream = `KV_${bucket}`;
   const read = [
     `$JS.API.STREAM.INFO.${stream}`,
@@ -140,7 +140,38 @@ export function sharedContextGrants(cluster: string, access: "read" | "write"): 
     `$JS.API.CONSUMER.DELETE.${stream}.*`,
     `$JS.FC.${stream}.>`,
   ];
-  return access === "read" ? read : [...read, `$JS.API.STREAM.CREATE.${stream}`, `$KV.${bucket}.>`];
+  return access === "read" ? read : [...read, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`, `$KV.${bucket}.>`];
+}
+
+/** The shared-context bucket `ensoul_<cluster>_shared` (docs/PROTOCOL.md, "Shared context"). */
+export function sharedContextGrants(cluster: string, access: "read" | "write"): string[] {
+  if (access !== "read" && access !== "write") throw new InvalidNameError("sharedContext", access, "must be read or write");
+  return kvBucketGrants(sharedBucketName(cluster), access);
+}
+
+/**
+ * What failover needs (docs/STORAGE.md, "Failover and placement"): the souls' history stream
+ * (append, and read with short-lived consumers; never purge), the lease buckets, and reading a soul's
+ * perceptions back from the cluster stream when it moves. Every node gets them: which nodes
+ * run with failover is the cluster config's business, not the server's.
+ */
+export function failoverGrants(cluster: string): string[] {
+  const history = historyStreamName(cluster);
+  const stream = streamName(cluster);
+  return [
+    `${SUBJECT_ROOT}.${cluster}.history.*`,
+    `$JS.API.STREAM.INFO.${history}`,
+    `$JS.API.STREAM.CREATE.${history}`,
+    `$JS.API.STREAM.UPDATE.${history}`,
+    `$JS.API.CONSUMER.CREATE.${history}`,
+    `$JS.API.CONSUMER.CREATE.${history}.>`,
+    `$JS.API.CONSUMER.INFO.${history}.*`,
+    `$JS.API.CONSUMER.DELETE.${history}.*`,
+    `$JS.API.CONSUMER.MSG.NEXT.${history}.*`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    ...kvBucketGrants(nodeLeaseBucket(cluster), "write"),
+    ...kvBucketGrants(soulLeaseBucket(cluster), "write"),
+  ];
 }
 
 /**
@@ -239,6 +270,7 @@ function basePermissions(cluster: string, role: Role, opts: RolePermissionOption
             `$JS.API.CONSUMER.NAMES.${stream}`,
             `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
             `$JS.ACK.${stream}.>`,
+            ...failoverGrants(c),
           ],
         },
         subscribe: { allow: [...soulVerbs, `${base}.node.${nodeId}.>`, `${base}.dead`, ...serve, inboxes] },

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidNameError } from "../../../runtime/bus/index.ts";
-import { inboxPrefixFor, rolePermissions, ROLES, sharedContextGrants, type Role, type RolePermissions } from "../../../runtime/bus/permissions/index.ts";
+import { failoverGrants, inboxPrefixFor, rolePermissions, ROLES, sharedContextGrants, type Role, type RolePermissions } from "../../../runtime/bus/permissions/index.ts";
 
 const JS_CONNECT = ["$JS.API.INFO", "$JS.API.STREAM.INFO.ENSOUL_demo"];
 
@@ -97,6 +97,8 @@ describe("rolePermissions: the exact lists per role", () => {
           "$JS.API.CONSUMER.NAMES.ENSOUL_demo",
           "$JS.API.CONSUMER.MSG.NEXT.ENSOUL_demo.*",
           "$JS.ACK.ENSOUL_demo.>",
+          // Failover: its souls' histories, the leases, a moved soul's perceptions read back.
+          ...failoverGrants("demo"),
           // Its souls' shared contexts (useSharedContext): the cluster's bucket, written.
           ...sharedContextGrants("demo", "write"),
         ],
@@ -183,12 +185,13 @@ describe("rolePermissions: names are tokens, so nothing can be injected", () => 
           const subject = entry.split(" ")[0];
           if (subject.startsWith(`ensoul.${cluster}.`) || subject === "$JS.API.INFO" || subject === `_INBOX_${user}.>`) return true;
           if (subject.startsWith(`$JS.ACK.${stream}.`)) return true;
-          // The cluster's shared-context bucket (a node's by default), and nothing of another's.
-          const bucket = `ensoul_${cluster}_shared`;
-          if (subject === `$KV.${bucket}.>` || subject === `$JS.FC.KV_${bucket}.>`) return true;
-          if (/^\$JS\.API\.(STREAM|CONSUMER|DIRECT)\.[A-Z.]+?\.KV_/.test(subject)) return new RegExp(`\\.KV_${bucket}(\\.|$)`).test(subject);
+          // The cluster's buckets (shared context, node and soul leases: a node's), and nothing of another's.
+          const buckets = ["shared", "nodes", "leases"].map((b) => `ensoul_${cluster}_${b}`);
+          if (buckets.some((bucket) => subject === `$KV.${bucket}.>` || subject === `$JS.FC.KV_${bucket}.>`)) return true;
+          if (/^\$JS\.API\.(STREAM|CONSUMER|DIRECT)\.[A-Z.]+?\.KV_/.test(subject)) return buckets.some((bucket) => new RegExp(`\\.KV_${bucket}(\\.|$)`).test(subject));
           const api = /^\$JS\.API\.(STREAM|CONSUMER)\.(?:MSG\.NEXT|DURABLE\.CREATE|[A-Z]+)\.([^.]+)(?:\.([^.]+)(?:\.(.+))?)?$/.exec(subject);
-          if (!api || api[2] !== stream) return false;
+          // The cluster stream, or the souls' history stream (failover).
+          if (!api || (api[2] !== stream && api[2] !== `${stream}_HISTORY`)) return false;
           // A filter in a consumer-create subject must itself be inside the cluster.
           return api[4] === undefined || api[4].startsWith(`ensoul.${cluster}.`) || (api[3] === ">" && api[4] === undefined);
         };
