@@ -26,7 +26,8 @@ export async function statusCommand(target: ClusterTarget & { waitMs: number; js
       print(target, `node ${s.node}  pid ${s.pid}  ${s.state}  up ${ago(Date.now() - s.startedAt)}  ${s.souls.length} souls  ${turns} turns  ${s.counters.dead} dead`);
       const width = Math.max(4, ...s.souls.map((x) => x.id.length));
       for (const soul of s.souls) {
-        print(target, `  ${soul.id.padEnd(width)}  ${soul.process}  turns ${soul.turns}  pending ${soul.pending}  ${soul.status}`);
+        // Under automatic placement, why the soul runs on this node.
+        print(target, `  ${soul.id.padEnd(width)}  ${soul.process}  turns ${soul.turns}  pending ${soul.pending}  ${soul.status}${soul.placement ? `  (${soul.placement})` : ""}`);
       }
       for (const d of s.daimons) print(target, `  daimon ${d.name} of ${d.soul}: ${d.mode}`);
       if (s.skillGates.length) print(target, `  serves skill gates: ${s.skillGates.join(", ")}`);
