@@ -4,6 +4,7 @@
  */
 import { createToolRegistry, layeredRegistry, remoteTool, serveToolActor, type Tool, type ToolActorHandle, type ToolRegistry } from "../../actors/tool/index.ts";
 import type { Bus } from "../bus/index.ts";
+import { confirmServed } from "./servedSubscriptions.ts";
 import type { ToolConfigEntry } from "./toolConfig.ts";
 import { toolNodes } from "./toolConfig.ts";
 
@@ -41,27 +42,14 @@ export function soulToolRegistry(entries: readonly ToolConfigEntry[], soulId: st
 }
 
 /**
- * Starts the tool actors of the tools placed on this node and waits for the bus to take their
- * subscriptions, as for skill gates (nodeSkillGates.ts says why): a refused one stops the
- * node's start with what to grant, instead of a node that says it is ready while that tool's
- * calls go unanswered.
+ * Starts the tool actors of the tools placed on this node, confirmed by the bus
+ * (servedSubscriptions.ts): a refused one stops the node's start with what to grant.
  */
 export async function startNodeTools(entries: readonly ToolConfigEntry[], nodeId: string, bus: Bus, cluster: string): Promise<ToolActorHandle[]> {
   const handles: ToolActorHandle[] = [];
   for (const entry of entries) {
     if ("tool" in entry && toolNodes(entry).includes(nodeId)) handles.push(serveToolActor(bus, cluster, entry.tool));
   }
-  const outcomes = await Promise.allSettled(handles.map((h) => h.ready()));
-  const refused = outcomes.findIndex((r) => r.status === "rejected");
-  if (refused >= 0) {
-    await Promise.allSettled(handles.map((h) => h.stop()));
-    const { tool, subject } = handles[refused] as ToolActorHandle;
-    const reason = (outcomes[refused] as PromiseRejectedResult).reason;
-    throw new Error(
-      `node ${nodeId} cannot serve tool '${tool}': ${reason instanceof Error ? reason.message : String(reason)}; ` +
-        `its NATS user needs permission to subscribe to ${subject} in queue group 'tool-${tool}' ` +
-        `(\`ensoul nats-config --user <user>:role=node:tools=${tool}\` grants it)`,
-    );
-  }
+  await confirmServed(handles, (h) => ({ what: `tool '${h.tool}'`, queue: `tool-${h.tool}`, grant: `tools=${h.tool}` }), nodeId);
   return handles;
 }
