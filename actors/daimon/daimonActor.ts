@@ -60,6 +60,12 @@ export interface StartDaimonOptions {
   cognition?: CognitionContext;
   /** Failures of divination or delivery; the daimon keeps watching. Default: an error line in the runtime log. */
   onError?: (error: unknown, phase: DaimonFailurePhase) => void;
+  /**
+   * Whether the daimon attends to its soul now (default: always). A node under automatic
+   * placement runs every soul's daimon that may come to it, and each attends only while the
+   * node runs its soul, so a soul never gets one whisper per node.
+   */
+  attends?: () => boolean;
   inspect?: ActorOptions<DaimonMachine>["inspect"];
 }
 
@@ -211,7 +217,8 @@ export function startDaimon(options: StartDaimonOptions): DaimonHandle {
     observe: (emit) => {
       let subs: Subscription[] = [];
       try {
-        subs = wiring.listen(emit);
+        const attends = options.attends;
+        subs = wiring.listen(attends ? (observation) => void (attends() && emit(observation)) : emit);
       } catch (error) {
         // A closed or draining bus: nothing to listen to, and nothing to crash over.
         onError(error, "listening");

@@ -46,10 +46,13 @@ export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLe
   return {
     nodeAlive,
     async liveNodes() {
+      // The bucket's subjects from its stream's info: one request, where a key listing would
+      // run a consumer (which stalled on a starved machine). A released lease leaves a delete
+      // marker on its subject, so each is read; a lapsed one has no message left at all.
       const kv = await nodeKv();
-      const keys: string[] = [];
-      for await (const key of await kv.keys()) keys.push(key);
-      // A released lease leaves a delete marker, which keys() may still list.
+      const bucket = nodeLeaseBucket(cluster);
+      const info = await (await js.jetstreamManager()).streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.>` });
+      const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(`$KV.${bucket}.`.length));
       const live = await Promise.all(keys.map(async (k) => ((await kv.get(k))?.operation === "PUT" ? k : undefined)));
       return live.filter((k): k is string => k !== undefined).sort();
     },

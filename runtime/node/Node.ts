@@ -115,13 +115,16 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
       })
     : undefined;
   cleanups.push(async () => failover?.release());
+  // Nodes read the live set every third of the lease time: a lapsed node is noticed within a lease and a third.
+  const ownershipPollMs = Math.max(100, Math.floor(failoverSettings ? failoverSettings.leaseMs / 3 : 1_000));
   const ownership =
     failover && config.placement === "auto"
-      ? await startSoulOwnership({ nodeId, souls: plan.hostedConfigs, leases: failover.leases, pollMs: Math.max(100, Math.floor(failoverSettings ? failoverSettings.leaseMs / 3 : 1_000)), report })
+      ? await startSoulOwnership({ nodeId, souls: plan.hostedConfigs, leases: failover.leases, pollMs: ownershipPollMs, report })
       : undefined;
   cleanups.push(async () => ownership?.stop());
   const souls = hostNodeSouls(plan, ground, feed, output, options.inspect, failover, ownership);
-  if (ownership && failover) followOwnership({ nodeId, ownership, failover, host: souls.host, store, log: plan.log, report }, [...plan.hosted.keys()]);
+  const moves = ownership && failover ? followOwnership({ nodeId, ownership, failover, host: souls.host, store, log: plan.log, report }, [...plan.hosted.keys()], ownershipPollMs) : undefined;
+  cleanups.push(async () => moves?.stop());
 
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
   const skillGates = await startNodeSkillGates({ bus, config, nodeId, placement: plan.placement, gateContext: output.gateContext, registry, ...inspect });
@@ -130,7 +133,15 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(async () => void (await Promise.all(toolActors.map((t) => t.stop()))));
   await souls.resumeLeftovers();
 
-  const daimons: NodeDaimons = startDaimons({ bus, cognitionOf: output.daimonCognition, daimons: hostedDaimons(plan), onChange: (d) => registry.trigger.daimonSet(d), onError: report, ...inspect });
+  const daimons: NodeDaimons = startDaimons({
+    bus,
+    cognitionOf: output.daimonCognition,
+    daimons: hostedDaimons(plan),
+    onChange: (d) => registry.trigger.daimonSet(d),
+    onError: report,
+    ...(ownership ? { runs: souls.owns } : {}),
+    ...inspect,
+  });
   cleanups.push(() => daimons.stop());
 
   const inputs = await openNodeInputs(plan, ground, { feed, output, souls, nats: options.nats }, cleanups);
@@ -182,7 +193,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     void node.stop().catch(() => undefined);
   });
 
-  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, failover, ownership, daimons, inputs, bridges, control })));
+  const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, failover, ownership, moves, daimons, inputs, bridges, control })));
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping: Promise<void> | undefined;
@@ -223,6 +234,7 @@ interface RunningNode {
   toolActors: readonly ToolActorHandle[];
   failover: NodeFailover | undefined;
   ownership: SoulOwnership | undefined;
+  moves: { stop(): void } | undefined;
   daimons: NodeDaimons;
   inputs: NodeInputs;
   bridges: NodeBridges;
@@ -235,7 +247,7 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
   return [
     ["announcing the stop", () => (feed.registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
     ["closing the bridges to new messages", () => n.bridges.closeIntake()],
-    ["no more souls moving", () => n.ownership?.stop()],
+    ["no more souls moving", () => (n.ownership?.stop(), n.moves?.stop())],
     ["stopping the perception consumer", () => inputs.source.stop()],
     ["stopping the hearings", () => stopEach(inputs.hearings, (h) => h.stop(), (h) => `hearing ${h.name}`)],
     ["stopping the whispers", () => (inputs.whispers.unsubscribe(), inputs.whispers.closed)],

@@ -27,6 +27,8 @@ export interface StartDaimonsOptions {
   cognitionOf(soulId: string): CognitionContext;
   onChange(entry: DaimonStatusEntry): void;
   onError(err: unknown, what: string): void;
+  /** Whether this node runs the soul now (automatic placement); default: always. */
+  runs?(soulId: string): boolean;
   inspect?: StartDaimonOptions["inspect"];
 }
 
@@ -47,6 +49,7 @@ export function startDaimons(o: StartDaimonsOptions): NodeDaimons {
       // A divination refused for the soul's spent budget was announced once (soulBudgets.ts); the daimon just waits.
       onError: (err, phase) => void (err instanceof BudgetSpentError || o.onError(err, `daimon ${entry.name} of ${entry.soul} (${phase})`)),
       ...(o.inspect ? { inspect: o.inspect } : {}),
+      ...(o.runs ? { attends: () => (o.runs as (id: string) => boolean)(entry.soul) } : {}),
     });
     o.onChange({ soul: entry.soul, name: entry.name, mode: handle.mode });
     return handle;

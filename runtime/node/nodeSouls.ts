@@ -83,6 +83,7 @@ export function hostNodeSouls(
     async resumeLeftovers() {
       // Under failover every soul's copy is brought up to its replicated history first: a node
       // on a fresh machine then holds, and shows, each soul as it was committed anywhere.
+      // (Under automatic placement the souls still held elsewhere are opened when let go: soulMoves.ts.)
       if (failover) await openSouls(failover, hostedConfigs.map((s) => s.id).filter(owns), plan.log);
       // Souls with work left from the last run come back first: what was in their inbox
       // arrived before anything the consumer will deliver now.

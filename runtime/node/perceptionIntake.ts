@@ -4,7 +4,8 @@
  * "redeliver it later" and is kept for failures that may pass (the store, a soul that could
  * not start). In order:
  *
- * 1. A soul this node does not host: acked and left to its node. A soul no node of the
+ * 1. A soul this node does not host (or, under automatic placement, one still moving here
+ *    from a node that holds its lease): acked and left to its node. A soul no node of the
  *    cluster hosts, or a subject whose soul token is no name at all: the first node
  *    dead-letters it (`unknown soul`, `no soul`), so it is reported once.
  * 2. An invalid envelope, a kind other than perception, an envelope addressed to another
@@ -26,7 +27,7 @@
  */
 import type { Approvals } from "../../actors/gate/index.ts";
 import type { HeldPerceiveResult, Soul, SoulBlueprint } from "../../actors/soul/index.ts";
-import { clusterSubjects, deadLetter, decodeEnvelope, isKind, parseSubject, soulOfSubject, type Bus, type Envelope } from "../bus/index.ts";
+import { clusterSubjects, deadLetter, decodeEnvelope, isKind, LeaseHeldError, parseSubject, soulOfSubject, type Bus, type Envelope } from "../bus/index.ts";
 import type { NodeCounters } from "./controlProtocol.ts";
 import type { EventPublisher } from "./soulEvents.ts";
 
@@ -124,7 +125,16 @@ export function createPerceptionIntake(host: IntakeHost, options: IntakeOptions 
       }
     }
 
-    const soul = await host.soul(soulId);
+    let soul: Soul;
+    try {
+      soul = await host.soul(soulId);
+    } catch (err) {
+      // The soul is moving here and its old node has not let go yet: passed by, as for a soul
+      // another node runs. This node reads it back from the stream when it opens the soul
+      // (failover/missedPerceptions.ts), so it is answered once, in order with the rest.
+      if (err instanceof LeaseHeldError) return;
+      throw err;
+    }
     host.rememberSender(env.id, env.from);
     const input = perceptionInputOf(env);
     const result = options.holds ? await soul.perceiveHeld(input) : await soul.perceive(input);

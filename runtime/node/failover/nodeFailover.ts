@@ -57,28 +57,43 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
   void lease.lost.then(resolveLost);
   const opened = new Map<string, ReplicatedActorStore>();
 
+  const opening = new Map<string, Promise<void>>();
+  // Souls claimed from another node whose missed perceptions are still to be read: kept until
+  // read, so a failed read is tried again at the next opening (the claim is not made twice).
+  const toReplay = new Map<string, number>();
+  const open = async (soulId: string): Promise<void> => {
+    const result = await openReplicatedSoul({
+      local: o.store.actor(soulId),
+      log,
+      leases,
+      nodeId: o.nodeId,
+      epoch: lease.epoch,
+      onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
+    });
+    if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
+    if (o.moves && (result.previous === undefined || result.previous.node !== o.nodeId)) toReplay.set(soulId, (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs);
+    const sinceMs = toReplay.get(soulId);
+    if (o.moves && sinceMs !== undefined) {
+      const missed = await recordMissedPerceptions({ log, subjects: o.moves.subjects, store: result.store, soulId, sinceMs });
+      toReplay.delete(soulId);
+      if (missed > 0) o.log(`node ${o.nodeId}: soul ${soulId} had ${missed} perception${missed === 1 ? "" : "s"} waiting from before it came here`);
+    }
+    opened.set(soulId, result.store);
+  };
+
   return {
     epoch: lease.epoch,
     leases,
     lost,
-    async prepare(soulId) {
-      if (opened.has(soulId)) return;
-      const result = await openReplicatedSoul({
-        local: o.store.actor(soulId),
-        log,
-        leases,
-        nodeId: o.nodeId,
-        epoch: lease.epoch,
-        onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
-      });
-      opened.set(soulId, result.store);
-      const taken = result.previous === undefined || result.previous.node !== o.nodeId;
-      if (o.moves && taken) {
-        const sinceMs = (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs;
-        const missed = await recordMissedPerceptions({ log, subjects: o.moves.subjects, store: result.store, soulId, sinceMs });
-        if (missed > 0) o.log(`node ${o.nodeId}: soul ${soulId} had ${missed} perception${missed === 1 ? "" : "s"} waiting from before it came here`);
+    prepare(soulId) {
+      if (opened.has(soulId)) return Promise.resolve();
+      // One opening per soul at a time: two would both claim it, and the second claim fences the first.
+      let pending = opening.get(soulId);
+      if (!pending) {
+        pending = open(soulId).finally(() => opening.delete(soulId));
+        opening.set(soulId, pending);
       }
-      if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
+      return pending;
     },
     storeOf(soulId) {
       const store = opened.get(soulId);

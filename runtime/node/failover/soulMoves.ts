@@ -22,8 +22,28 @@ export interface SoulMovesOptions {
   report: (err: unknown, what: string) => void;
 }
 
-export function followOwnership(o: SoulMovesOptions, candidates: readonly string[]): void {
+export function followOwnership(o: SoulMovesOptions, candidates: readonly string[], retryMs: number): { stop(): void } {
   o.log(`node ${o.nodeId}: live nodes ${o.ownership.live().join(", ")}: runs ${candidates.filter((id) => o.ownership.owns(id)).length} of ${candidates.length} souls`);
+  // Souls this node gained whose old node has not let go yet: opened again until it has, so
+  // what they missed is answered even if nobody writes to them again.
+  const waiting = new Set<string>(candidates.filter((id) => o.ownership.owns(id)));
+  const openWaiting = async () => {
+    const ids = [...waiting].filter((id) => o.ownership.owns(id));
+    waiting.clear();
+    for (const id of await openSouls(o.failover, ids, o.log)) waiting.add(id);
+    for (const id of ids) {
+      if (!waiting.has(id) && o.ownership.owns(id) && o.store.actor(id).pendingInbox().length > 0) void o.host.get(id).catch((err: unknown) => o.report(err, `activating soul ${id}`));
+    }
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy || waiting.size === 0) return;
+    busy = true;
+    openWaiting()
+      .catch((err: unknown) => o.report(err, "opening the souls that moved here"))
+      .finally(() => (busy = false));
+  }, retryMs);
+  timer.unref?.();
   o.ownership.onChange(async (change: OwnershipChange) => {
     o.log(`node ${o.nodeId}: live nodes ${change.live.join(", ")}: ${change.gained.length} soul(s) come here, ${change.lost.length} move away`);
     await Promise.all(
@@ -36,25 +56,30 @@ export function followOwnership(o: SoulMovesOptions, candidates: readonly string
         }
       }),
     );
-    await openSouls(o.failover, change.gained, o.log);
-    for (const id of change.gained) {
-      if (o.ownership.owns(id) && o.store.actor(id).pendingInbox().length > 0) void o.host.get(id).catch((err: unknown) => o.report(err, `activating soul ${id}`));
-    }
+    for (const id of change.gained) waiting.add(id);
+    await openWaiting();
   });
+  return { stop: () => clearInterval(timer) };
 }
 
-/** Opens souls for failover, a few at a time; a soul another live node still owns is left to it (and tried again at activation). */
-export async function openSouls(failover: NodeFailover, ids: readonly string[], log: (line: string) => void): Promise<void> {
+/**
+ * Opens souls for failover, a few at a time. Resolves with those another live node still
+ * owns: left to it for now (the caller tries again).
+ */
+export async function openSouls(failover: NodeFailover, ids: readonly string[], log: (line: string) => void): Promise<string[]> {
   const queue = [...ids];
+  const held: string[] = [];
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
       try {
         await failover.prepare(id);
       } catch (err) {
         if (!(err instanceof LeaseHeldError)) throw err;
-        log(`soul ${id} is still owned by node ${err.holder}, whose lease is live: it comes here at its next perception`);
+        held.push(id);
+        log(`soul ${id} is still owned by node ${err.holder}, whose lease is live: it comes here once that node lets go`);
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(16, queue.length) }, worker));
+  return held;
 }

@@ -81,7 +81,8 @@ export async function startSoulOwnership(o: OwnershipOptions): Promise<SoulOwner
   const refresh = (): Promise<void> =>
     (refreshing ??= (async () => {
       try {
-        const now = await o.leases.liveNodes();
+        // Bounded: a read that never answers must not stop every later one (they share this promise).
+        const now = await withTimeout(o.leases.liveNodes(), Math.max(5_000, o.pollMs * 5), "reading the live nodes");
         // This node counts as live while it runs, even before its own lease shows in a read.
         if (!now.includes(o.nodeId)) now.push(o.nodeId), now.sort();
         if (now.join(",") === live.join(",")) return;
@@ -112,4 +113,10 @@ export async function startSoulOwnership(o: OwnershipOptions): Promise<SoulOwner
     refresh,
     stop: () => ((stopped = true), clearInterval(timer)),
   };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

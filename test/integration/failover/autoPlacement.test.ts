@@ -19,12 +19,15 @@ describeWithNats("automatic placement", () => {
   let server: NatsServerHandle;
   let bus: Bus;
   const finals: Envelope<"speech">[] = [];
+  const whispers: Envelope<"whisper">[] = [];
   const nodes: EnsoulNode[] = [];
   const logs: string[] = [];
   const config = parseClusterConfig({
     cluster,
     placement: "auto",
     souls: souls.map((id) => ({ id, blueprint: "samantha" })),
+    // Every node runs the daimon of every soul that may come to it; only the soul's node may let it whisper.
+    daimons: souls.map((soul) => ({ soul, builtin: "kothar", mode: "whisper", everyN: 1 })),
     runtime: { heartbeatMs: 200, ackWaitMs: 2_000, failover: { leaseMs: 900 } },
   });
   const start = async (name: string) => {
@@ -40,6 +43,10 @@ describeWithNats("automatic placement", () => {
     await bus.durable(clusterSubjects(cluster).allSouls("says"), "watch", (m) => {
       const d = decodeEnvelope(m.data);
       if (d.ok && isKind(d.envelope, "speech") && d.envelope.body.final) finals.push(d.envelope);
+    });
+    bus.subscribe(clusterSubjects(cluster).allSouls("whisper"), (m) => {
+      const d = decodeEnvelope(m.data);
+      if (d.ok && isKind(d.envelope, "whisper")) whispers.push(d.envelope);
     });
   });
   afterAll(async () => {
@@ -65,6 +72,10 @@ describeWithNats("automatic placement", () => {
     const second = await Promise.all(souls.map((id) => perceive(bus, id, "Do you remember my name?", { name: "Ada" })));
     await until(() => second.every((p) => finals.some((f) => f.causation === p.id)), 20_000, () => `second answers; logs:\n${logs.join("\n")}`);
     for (const id of expectB) expect(b.memory(id).turns).toBe(2);
+    // With two nodes up, each perception got one whisper, from the daimon on the soul's node.
+    await until(() => whispers.length >= first.length + second.length, 20_000, () => `whispers (${whispers.length})`);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const id of souls) expect(whispers.filter((w) => w.to === id).length, id).toBe(2);
 
     // b leaves cleanly: its souls go back to a at once (its lease is released).
     await b.stop();
