@@ -36,7 +36,12 @@ describeWithNats("chaos: a machine lost for good under automatic placement", () 
     const where = await findSoul(bus, soul, 5_000);
     return { node: where.status.node, memory: await requestControl<SoulMemoryReply>(bus, where.status.node, "memory", { soulId: soul }) };
   };
-  const answeredAll = (ids: readonly string[], ms: number) => until(() => ids.every((id) => finals.some((f) => f.causation === id)), ms, `answers to all of ${ids.length} perceptions`);
+  const answeredAll = (ids: readonly string[], ms: number) =>
+    until(
+      () => ids.every((id) => finals.some((f) => f.causation === id)),
+      ms,
+      () => `answers to all of ${ids.length} perceptions (${ids.filter((id) => !finals.some((f) => f.causation === id)).length} missing); the nodes said:\n${[...nodes.values()].map((n) => n.output().split("\n").slice(-40).join("\n")).join("\n---\n")}`,
+    );
 
   beforeAll(async () => {
     server = await startNatsServer({ jetstream: true });

@@ -41,6 +41,8 @@ export interface NodeFailover {
   snapshot(soulId: string): Promise<void>;
   /** Lets the soul go (it moved to another node): its lease is released, and it is opened again if it comes back. */
   releaseSoul(soulId: string): Promise<void>;
+  /** The souls this process has opened (and holds the leases of). */
+  openedSouls(): string[];
   /** Lets the node's lease go, so other nodes may take its souls at once. */
   release(): Promise<void>;
 }
@@ -110,11 +112,14 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       await local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, markOf(record));
     },
     async releaseSoul(soulId) {
+      // An opening still under way would take the lease after this released it: wait for it.
+      await opening.get(soulId)?.catch(() => undefined);
       const store = opened.get(soulId);
       if (!store) return;
       opened.delete(soulId);
       await leases.releaseSoul(soulId, store.owner.lease);
     },
+    openedSouls: () => [...opened.keys()],
     release: () => lease.release(),
   };
 }

@@ -27,35 +27,44 @@ export function followOwnership(o: SoulMovesOptions, candidates: readonly string
   // Souls this node gained whose old node has not let go yet: opened again until it has, so
   // what they missed is answered even if nobody writes to them again.
   const waiting = new Set<string>(candidates.filter((id) => o.ownership.owns(id)));
+  // Said once per soul and holder, not at every try.
+  const said = new Set<string>();
+  const logOnce = (line: string) => void (said.has(line) || (said.add(line), o.log(line)));
   const openWaiting = async () => {
     const ids = [...waiting].filter((id) => o.ownership.owns(id));
     waiting.clear();
-    for (const id of await openSouls(o.failover, ids, o.log)) waiting.add(id);
+    for (const id of await openSouls(o.failover, ids, logOnce)) waiting.add(id);
     for (const id of ids) {
       if (!waiting.has(id) && o.ownership.owns(id) && o.store.actor(id).pendingInbox().length > 0) void o.host.get(id).catch((err: unknown) => o.report(err, `activating soul ${id}`));
     }
   };
+  // A soul this node still holds but no longer runs (an opening that finished after the soul
+  // moved on): let go, or its new node would wait for it forever.
+  const letGoStrays = async () => {
+    const strays = o.failover.openedSouls().filter((id) => !o.ownership.owns(id));
+    await Promise.all(strays.map((id) => letGo(id)));
+  };
+  const letGo = async (id: string) => {
+    try {
+      await o.host.passivate(id);
+      await o.failover.releaseSoul(id);
+    } catch (err) {
+      o.report(err, `letting soul ${id} move away`);
+    }
+  };
   let busy = false;
   const timer = setInterval(() => {
-    if (busy || waiting.size === 0) return;
+    if (busy) return;
     busy = true;
-    openWaiting()
+    letGoStrays()
+      .then(() => (waiting.size > 0 ? openWaiting() : undefined))
       .catch((err: unknown) => o.report(err, "opening the souls that moved here"))
       .finally(() => (busy = false));
   }, retryMs);
   timer.unref?.();
   o.ownership.onChange(async (change: OwnershipChange) => {
     o.log(`node ${o.nodeId}: live nodes ${change.live.join(", ")}: ${change.gained.length} soul(s) come here, ${change.lost.length} move away`);
-    await Promise.all(
-      change.lost.map(async (id) => {
-        try {
-          await o.host.passivate(id);
-          await o.failover.releaseSoul(id);
-        } catch (err) {
-          o.report(err, `letting soul ${id} move away`);
-        }
-      }),
-    );
+    await Promise.all(change.lost.map(letGo));
     for (const id of change.gained) waiting.add(id);
     await openWaiting();
   });
