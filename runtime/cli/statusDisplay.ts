@@ -15,6 +15,8 @@ export interface StatusDisplayOptions {
   where: string;
   /** Terminal rows available for the soul table (default 20). */
   rows?: number;
+  /** The souls to show: those the node runs now (under automatic placement, not every soul that may come to it). */
+  shows?: (soulId: string) => boolean;
 }
 
 export interface StatusDisplay {
@@ -31,8 +33,8 @@ function uptime(ms: number): string {
 }
 
 /** The block a terminal shows. */
-export function renderStatus(ctx: RegistryContext, where: string, rows = 20, now = Date.now()): string[] {
-  const souls = Object.values(ctx.souls);
+export function renderStatus(ctx: RegistryContext, where: string, rows = 20, now = Date.now(), shows: (soulId: string) => boolean = () => true): string[] {
+  const souls = Object.values(ctx.souls).filter((s) => shows(s.id));
   const turns = souls.reduce((n, s) => n + s.turns, 0);
   const lines = [
     `ensoul · cluster ${ctx.cluster} · node ${ctx.node} · ${where} · ${ctx.state} · up ${uptime(now - ctx.startedAt)} · ${turns} turns · ${ctx.counters.perceptions} perceptions · ${ctx.counters.dead} dead`,
@@ -57,7 +59,7 @@ export function startStatusDisplay(o: StatusDisplayOptions): StatusDisplay {
   if (o.tty) {
     let drawn = 0;
     const draw = () => {
-      const lines = renderStatus(o.registry.getSnapshot().context, o.where, o.rows ?? 20);
+      const lines = renderStatus(o.registry.getSnapshot().context, o.where, o.rows ?? 20, Date.now(), o.shows);
       write(`${drawn > 0 ? `\x1b[${drawn}A\x1b[0J` : ""}${lines.join("\n")}\n`);
       drawn = lines.length;
     };
@@ -83,6 +85,7 @@ export function startStatusDisplay(o: StatusDisplayOptions): StatusDisplay {
   const emit = (ctx: RegistryContext) => {
     const keyed: [string, string, string][] = [[`node`, ctx.state, `[${ctx.node}] node ${ctx.state}`]];
     for (const s of Object.values(ctx.souls)) {
+      if (o.shows && !o.shows(s.id)) continue;
       const status = s.status === "running" ? "active" : s.status;
       keyed.push([`soul:${s.id}`, `${s.process}|${s.turns}|${status}`, `[${ctx.node}] ${s.id}: process ${s.process}, ${s.turns} turns, ${status}`]);
     }

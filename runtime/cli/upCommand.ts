@@ -105,7 +105,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   for (const b of Object.values(node.registry.getSnapshot().context.bridges)) {
     out.write(`ensoul up: bridge ${b.name} (${b.type}, soul ${b.soul}): ${b.state}${b.url ? ` at ${b.url}` : ""}${b.state === "failed" && b.lastError ? `: ${b.lastError}` : ""}\n`);
   }
-  const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where });
+  const display = mode === "off" ? { note: (l: string) => void out.write(`${l}\n`), stop: () => undefined } : startStatusDisplay({ registry: node.registry, out, tty, where, shows: node.owns });
   // Signals are taken before "ready": a supervisor may send SIGTERM the moment it reads it.
   const shutdown = watchShutdown({ command: "up", finishing: `stopping node ${node.id}: finishing the running turns…`, note: display.note });
   // Its outcome is awaited below, whoever stopped the node (a signal, or `ensoul stop`).

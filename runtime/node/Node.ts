@@ -62,6 +62,8 @@ export interface EnsoulNode {
   /** The live soul (activated from LMDB if it was passivated). */
   soul(id: string): Promise<Soul>;
   status(): NodeStatus;
+  /** This node runs the soul now: the config places it here, or automatic placement does. */
+  owns(soulId: string): boolean;
   memory(soulId: string): SoulMemoryReply;
   setDaimonMode(soulId: string, mode: string, name?: string): DaimonStatusEntry[];
   /** Resolves when every live soul is idle and everything said so far has been published. */
@@ -207,6 +209,7 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     souls: [...plan.hosted.keys()],
     ...(metrics ? { metrics } : {}),
     soul: souls.soulOf,
+    owns: souls.owns,
     status,
     memory,
     setDaimonMode,

@@ -57,4 +57,15 @@ describe("the live status of ensoul up", () => {
     expect(lines).toHaveLength(2 + 5 + 1);
     expect(lines.at(-1)).toBe("  … and 25 more souls");
   });
+
+  it("shows only the souls the node runs now (automatic placement), in both modes", () => {
+    const registry = createNodeRegistry({ node: "a", cluster: "demo", bus: "nats", souls: [soul("ann"), soul("bob")] });
+    const runs = (id: string) => id === "bob";
+    const lines = renderStatus(registry.getSnapshot().context, "nats://x", 20, Date.now(), runs);
+    expect(lines.slice(2).map((l) => l.trim().split(/\s+/)[0])).toEqual(["bob"]);
+    const { out, text } = capture();
+    startStatusDisplay({ registry, out, tty: false, where: "nats://x", shows: runs }).stop();
+    expect(text()).toContain("[a] bob:");
+    expect(text()).not.toContain("[a] ann:");
+  });
 });
