@@ -33,10 +33,10 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
   };
 
   return {
-    async append(soulId, data, expectedLastSeq) {
+    async append(soulId, data, expectedLastSeq, msgId) {
       await open();
       try {
-        const ack = await js.publish(historySubject(cluster, soulId), data, { expect: { lastSubjectSequence: expectedLastSeq }, timeout: 10_000 });
+        const ack = await js.publish(historySubject(cluster, soulId), data, { expect: { lastSubjectSequence: expectedLastSeq }, timeout: 10_000, ...(msgId !== undefined ? { msgID: msgId } : {}) });
         return ack.seq;
       } catch (err) {
         if (isWrongLastSequence(err)) throw new HistoryFencedError(soulId, expectedLastSeq);

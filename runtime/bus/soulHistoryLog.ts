@@ -22,9 +22,11 @@ export interface SoulHistoryLog {
   /**
    * Appends one record after `expectedLastSeq` (0: the soul has none yet); resolves with its
    * sequence once the log has it (replicated, on NATS). Rejects with HistoryFencedError when
-   * the soul's last record is another one.
+   * the soul's last record is another one. With `msgId`, an append sent again after a lost
+   * acknowledgement is recognised (JetStream's duplicate window) and answered with the first's
+   * sequence, not refused as fenced.
    */
-  append(soulId: string, data: Uint8Array, expectedLastSeq: number): Promise<number>;
+  append(soulId: string, data: Uint8Array, expectedLastSeq: number, msgId?: string): Promise<number>;
   /** The soul's records after `afterSeq` (default: all), oldest first. */
   read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
   /**

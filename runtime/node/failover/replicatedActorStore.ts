@@ -20,6 +20,9 @@ import { HistoryFencedError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 
+/** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
+const APPEND_RETRY_MS = 60_000;
+
 export interface ReplicaPosition {
   /** The soul's last record number. */
   n: number;
@@ -78,18 +81,30 @@ export class ReplicatedActorStore implements ActorStore {
     this.#acked = [];
   }
 
-  /** Appends a record this store made (a turn, a snapshot); fenced appends stop the store for good. */
+  /**
+   * Appends a record this store made (a turn, a snapshot, a claim). A failure that is not the
+   * fence (NATS away, an acknowledgement lost) is tried again, the same record under the same
+   * message id, so a copy that did land is recognised: the turn waits, its effects unseen,
+   * rather than leave a gap in the history. A node that stays cut off loses its lease and
+   * stops. A fenced append stops the store for good.
+   */
   async append(bytes: Uint8Array, n: number): Promise<void> {
-    try {
-      const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq);
-      this.#position = { n, lastSeq: seq };
-    } catch (err) {
-      if (err instanceof HistoryFencedError) {
-        this.#fenced = true;
-        this.onFenced(this.actorId, err);
-        throw new SoulFencedError(this.actorId, err);
+    const msgId = `${this.actorId}:${this.owner.node}:${this.owner.epoch}:${n}`;
+    const deadline = Date.now() + APPEND_RETRY_MS;
+    for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
+      try {
+        const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, msgId);
+        this.#position = { n, lastSeq: seq };
+        return;
+      } catch (err) {
+        if (err instanceof HistoryFencedError) {
+          this.#fenced = true;
+          this.onFenced(this.actorId, err);
+          throw new SoulFencedError(this.actorId, err);
+        }
+        if (Date.now() + pause > deadline) throw err;
+        await new Promise((r) => setTimeout(r, pause));
       }
-      throw err;
     }
   }
 
