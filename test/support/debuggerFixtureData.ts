@@ -6,6 +6,7 @@
  * an ISM child of 4 states, memories, schedules and user models.
  */
 import type { FailedPerception, FleetEntry, Memory, NodeEntry, Revert, SoulDetail, Step, Turn } from "../../runtime/inspect/debugger/page/types.ts";
+import { seededRandom as random } from "./seededRandom.ts";
 
 export const MAIN_SOUL = "samantha";
 export const PROCESSES = ["greeting", "talking", "thinking", "planning", "farewell"] as const;
@@ -24,17 +25,6 @@ export interface DebuggerFixtureData {
   details: Map<string, Omit<SoulDetail, "soul" | "transitions">>;
 }
 
-/** A small seeded generator, so every run draws the same fleet. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const MACHINE = {
   id: "soul",

@@ -12,7 +12,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Behaviour, RecordedRequest, ScriptedServer } from "../wire/scriptedServer.ts";
-import { pick, seededRandom } from "./seededRandom.ts";
+import { pick, seededRandom } from "../seededRandom.ts";
 
 export const PROVIDER_FAULTS = ["rate_limit", "server_error", "hang", "cut_stream", "garbage"] as const;
 export type ProviderFault = (typeof PROVIDER_FAULTS)[number];

@@ -35,17 +35,8 @@ export function spawnFleetNode(o: FleetNodeOptions): NodeProcess {
   });
 }
 
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed with its seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded draws, so a failing run can be replayed with its seed (CHAOS_SEED). */
+export { seededRandom as seeded } from "../seededRandom.ts";
 
 export interface Sent {
   id: string;

@@ -21,7 +21,7 @@
 import { connect, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { Packr, Unpackr } from "msgpackr";
 import { decodeEnvelope, encodeEnvelope, makeEnvelope, type VerdictBody } from "../../../runtime/bus/index.ts";
-import { pick, seededRandom } from "./seededRandom.ts";
+import { pick, seededRandom } from "../seededRandom.ts";
 
 export const HOSTILE_ANSWERS = ["hang", "late", "garbage", "otherRequest", "replay", "wrongVersion", "notVerdict", "crash", "unsubscribe"] as const;
 export type HostileAnswer = (typeof HOSTILE_ANSWERS)[number];

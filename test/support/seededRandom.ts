@@ -1,6 +1,7 @@
 /**
- * A small seeded PRNG (mulberry32) for the chaos scenarios: the n-th fault drawn is the same
- * on every run, so a failure found once can be found again. Math.random would not allow that.
+ * A small seeded PRNG (mulberry32) for tests that draw: the n-th draw is the same on every
+ * run (a chaos scenario's faults, a fixture fleet), so a failure found once can be found again.
+ * Math.random would not allow that.
  */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
