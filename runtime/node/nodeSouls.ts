@@ -5,6 +5,7 @@
  */
 import { nodeSoulServices } from "./nodeServices.ts";
 import { createSoulHost, type Soul, type SoulHost, type SoulHostOptions } from "../../actors/soul/index.ts";
+import { LeaseHeldError } from "../bus/index.ts";
 import { openSouls, type NodeFailover, type SoulOwnership } from "./failover/index.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
@@ -78,7 +79,14 @@ export function hostNodeSouls(
     async soulOf(id) {
       if (!owns(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
       if (stopping) throw new Error(`node ${nodeId} is stopping`);
-      return host.get(id);
+      if (ownership) return host.get(id);
+      // Under static placement nothing reads a passed-by perception back (that is automatic
+      // placement's move, failover/missedPerceptions.ts): a soul whose lease another live node
+      // holds (a config that moved it, not yet restarted there) fails plainly, so the
+      // perception comes back later instead of being passed by.
+      return host.get(id).catch((err: unknown) => {
+        throw err instanceof LeaseHeldError ? new Error(err.message) : err;
+      });
     },
     async resumeLeftovers() {
       // Under failover every soul's copy is brought up to its replicated history first: a node
