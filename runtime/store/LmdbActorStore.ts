@@ -82,6 +82,11 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
   readonly #memories: MemoryLog;
   readonly #turnLog: TurnLog;
   readonly history: TurnHistory | undefined;
+  /** What a failed commit does to the logs' accounts; made once, not per commit. */
+  readonly #forgetLogs = (): void => {
+    this.#memories.forget();
+    this.#turnLog.forget();
+  };
 
   /** `actorId` must already be valid (Store checks it). */
   constructor(actorId: string, dbs: Databases, writer: AtomicWriter, turnLog: { keep: number; maxAgeMs?: number } = { keep: 0 }) {
@@ -146,7 +151,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
       written();
     });
     // A batch can fail after this body ran: then the logs are read back before the next write.
-    committing.catch(() => (this.#memories.forget(), this.#turnLog.forget()));
+    committing.catch(this.#forgetLogs);
     return committing;
   }
 

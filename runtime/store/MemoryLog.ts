@@ -96,6 +96,11 @@ function sharedPrefix(base: readonly unknown[], next: readonly unknown[]): numbe
   return keep;
 }
 
+/** Adds `by` to a slot's change of uses. A plain function: a closure per commit costs more than the work (tsx names each one). */
+function bump(delta: Map<number, number>, slot: number, by: number): void {
+  delta.set(slot, (delta.get(slot) ?? 0) + by);
+}
+
 /** Appends slots to runs, extending the last run where they follow on. `runs` is the caller's own. */
 function appendRuns(runs: Run[], slots: Iterable<number>): Run[] {
   for (const slot of slots) {
@@ -214,9 +219,9 @@ export class MemoryLog {
     const keep = sharedPrefix(known, memories);
     const was = account.slots.length;
     // What this commit changes, kept apart until written(): the account is the log's only once the body has not thrown.
-    const delta = new Map<number, number>();
-    const change = (slot: number, by: number) => delta.set(slot, (delta.get(slot) ?? 0) + by);
-    for (let i = keep; i < was; i++) change(account.slots[i] as number, -1);
+    // Only a commit that drops memories needs the per-slot sums; one that appends (most turns) adds one use per tail slot.
+    const delta = keep < was ? new Map<number, number>() : undefined;
+    if (delta) for (let i = keep; i < was; i++) bump(delta, account.slots[i] as number, -1);
     let next = account.next;
     let fresh: [slot: number, memory: unknown][] = [];
     let tail: number[] = [];
@@ -227,7 +232,7 @@ export class MemoryLog {
       const slot = prior !== undefined && account.uses.has(prior) ? prior : next++;
       if (slot !== prior) fresh.push([slot, memory]);
       tail.push(slot);
-      change(slot, 1);
+      if (delta) bump(delta, slot, 1);
     }
     let runs = appendRuns(prefixRuns(account.runs, was, keep), tail);
     let gathered = false;
@@ -238,11 +243,11 @@ export class MemoryLog {
       tail = fresh.map(([slot]) => slot);
       runs = runsOf(tail);
     }
-    const stays = (slot: number) => !gathered && (account.uses.get(slot) ?? 0) + (delta.get(slot) ?? 0) > 0;
     // Retained, the turn log's pruning removes the slots nothing uses any more.
     if (retain) void 0;
     else if (gathered) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
-    else for (const [slot, by] of delta) if (by < 0 && !stays(slot)) void this.#db.remove([this.#actorId, slot]);
+    // A slot this commit stops using goes, unless another place still uses it.
+    else if (delta) for (const [slot, by] of delta) if (by < 0 && (account.uses.get(slot) ?? 0) + by <= 0) void this.#db.remove([this.#actorId, slot]);
     for (const [slot, memory] of fresh) void this.#db.put([this.#actorId, slot], memory);
 
     const { memories: _memories, ...header } = wm;
@@ -257,11 +262,13 @@ export class MemoryLog {
         }
         account.slots.length = keep;
         for (const slot of tail) account.slots.push(slot);
-        for (const [slot, by] of delta) {
-          const uses = (account.uses.get(slot) ?? 0) + by;
-          if (uses > 0) account.uses.set(slot, uses);
-          else account.uses.delete(slot);
-        }
+        if (delta) {
+          for (const [slot, by] of delta) {
+            const uses = (account.uses.get(slot) ?? 0) + by;
+            if (uses > 0) account.uses.set(slot, uses);
+            else account.uses.delete(slot);
+          }
+        } else for (const slot of tail) account.uses.set(slot, (account.uses.get(slot) ?? 0) + 1);
         this.#took(memories, { ...account, runs, next });
       },
     };

@@ -96,7 +96,9 @@ export class TurnLog {
   appendInTransaction(kind: TurnLogKind, record: ActorState, kv: LoggedKvWrite[], trace: unknown, at: number, revert?: TurnLogEntry["revert"]): void {
     const turn = record.turn;
     const k = this.#nextK(turn);
-    const schedules = [...this.#schedules.getRange(prefixRange([this.#actorId])).map(({ value }) => value)];
+    // A plain loop: the range's `.map` wraps the iterator in one more lazy iterable per commit.
+    const schedules: ScheduledEntry[] = [];
+    for (const { value } of this.#schedules.getRange(prefixRange([this.#actorId]))) schedules.push(value);
     const entry: TurnLogEntry = { kind, turn, at, state: record, schedules, kv, ...(revert ? { revert } : {}) };
     void this.#turns.put([this.#actorId, turn, k], entry);
     if (trace !== undefined) void this.#traces.put([this.#actorId, turn, k], trace);
