@@ -173,6 +173,9 @@ function crossCheck(config: ClusterConfig, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", message, path });
   const ids = config.souls.map((s) => s.id);
   const known = new Set(ids);
+  // By map, not indexOf: a config of 100,000 souls took 10 s to check.
+  const firstIndex = new Map<string, number>();
+  ids.forEach((id, i) => firstIndex.has(id) || firstIndex.set(id, i));
   const listed = `souls in this config: ${ids.join(", ")}`;
   const nodes = config.nodes ? new Set(config.nodes) : null;
   const nodeList = config.nodes?.join(", ") ?? "";
@@ -181,7 +184,7 @@ function crossCheck(config: ClusterConfig, ctx: z.RefinementCtx): void {
     if (config.nodes!.indexOf(n) !== i) issue(["nodes", i], `duplicate node '${n}'`);
   });
   config.souls.forEach((soul, i) => {
-    if (ids.indexOf(soul.id) !== i) issue(["souls", i, "id"], `duplicate soul id '${soul.id}'`);
+    if (firstIndex.get(soul.id) !== i) issue(["souls", i, "id"], `duplicate soul id '${soul.id}'`);
     if (typeof soul.blueprint === "string" && !Object.hasOwn(builtinSouls, soul.blueprint)) {
       issue(
         ["souls", i, "blueprint"],
