@@ -123,6 +123,20 @@ async function settled(passivating: ReadonlyMap<string, Promise<void>>, id: stri
   for (let pending = passivating.get(id); pending; pending = passivating.get(id)) await pending;
 }
 
+/** `prepare`, run once for concurrent asks about the same soul. */
+function onePerSoul(prepare: ((id: string) => Promise<void>) | undefined): ((id: string) => Promise<void>) | undefined {
+  if (!prepare) return undefined;
+  const preparing = new Map<string, Promise<void>>();
+  return (id) => {
+    let pending = preparing.get(id);
+    if (!pending) {
+      pending = prepare(id).finally(() => preparing.delete(id));
+      preparing.set(id, pending);
+    }
+    return pending;
+  };
+}
+
 export function createSoulHost(options: SoulHostOptions): SoulHost {
   const clock = options.clock ?? systemClock;
   const { storeOf, make } = soulMaker(options, clock);
@@ -144,20 +158,11 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
     return soul;
   };
 
-  const preparing = new Map<string, Promise<void>>();
-  const prepared = (id: string): Promise<void> => {
-    let pending = preparing.get(id);
-    if (!pending) {
-      pending = (options.prepare as (id: string) => Promise<void>)(id).finally(() => preparing.delete(id));
-      preparing.set(id, pending);
-    }
-    return pending;
-  };
-
+  const prepared = onePerSoul(options.prepare);
   const get = async (id: string): Promise<Soul> => {
     await settled(passivating, id);
     const soul = live.get(id);
-    if (soul || !options.prepare) return soul ?? activate(id);
+    if (soul || !prepared) return soul ?? activate(id);
     await prepared(id);
     return live.get(id) ?? activate(id);
   };

@@ -37,9 +37,9 @@ import { planNode, type NodePlan } from "./nodePlan.ts";
 import { registryStatus, type NodeRegistry } from "./nodeRegistry.ts";
 import { runShutdown, stopEach, type ShutdownStep } from "./nodeShutdown.ts";
 import { startNodeSkillGates } from "./nodeSkillGates.ts";
-import { failoverOf } from "./soulPlacement.ts";
 import { startNodeTools } from "./nodeTools.ts";
-import { followOwnership, startNodeFailover, startSoulOwnership, type NodeFailover, type SoulOwnership } from "./failover/index.ts";
+import type { NodeFailover, SoulOwnership } from "./failover/index.ts";
+import { startFailoverStep } from "./nodeFailoverStep.ts";
 import { hostNodeSouls, type NodeSouls } from "./nodeSouls.ts";
 import { startRegistryStep, type NodeRegistryStep } from "./registryFeed.ts";
 import { soulHistory } from "./soulHistory.ts";
@@ -74,9 +74,6 @@ export interface EnsoulNode {
   readonly stopped: Promise<void>;
 }
 
-/** How far before a moved soul's last record its missed perceptions are looked for (missedPerceptions.ts). */
-const REPLAY_MARGIN_MS = 120_000;
-
 export async function startNode(options: StartNodeOptions): Promise<EnsoulNode> {
   const plan = planNode(options);
   const ground = await openNodeGround(options, plan);
@@ -103,30 +100,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(async () => metrics?.stop());
   const output = buildNodeOutput(plan, ground, { live, changed: (soulId) => feed.dirty.add(soulId), spent: feed.spent, ...(options.registry ? { registry: options.registry } : {}), ...(metrics ? { metrics } : {}) });
   // Under failover the node holds its lease before any soul runs, and stops if it loses it.
-  const failoverSettings = plan.placement === "assigned" ? failoverOf(config) : false;
-  const failover = failoverSettings
-    ? await startNodeFailover({
-        bus,
-        store,
-        nodeId,
-        leaseMs: failoverSettings.leaseMs,
-        log: plan.log,
-        // Souls that move read what they missed from two minutes before their last record: a
-        // perception waits in a soul's queue far less than that.
-        ...(config.placement === "auto" ? { moves: { subjects: ground.subjects, replayMarginMs: REPLAY_MARGIN_MS } } : {}),
-      })
-    : undefined;
-  cleanups.push(async () => failover?.release());
-  // Nodes read the live set every third of the lease time: a lapsed node is noticed within a lease and a third.
-  const ownershipPollMs = Math.max(100, Math.floor(failoverSettings ? failoverSettings.leaseMs / 3 : 1_000));
-  const ownership =
-    failover && config.placement === "auto"
-      ? await startSoulOwnership({ nodeId, souls: plan.hostedConfigs, leases: failover.leases, pollMs: ownershipPollMs, report })
-      : undefined;
-  cleanups.push(async () => ownership?.stop());
+  const { failover, ownership, follow } = await startFailoverStep(plan, ground, cleanups);
   const souls = hostNodeSouls(plan, ground, feed, output, options.inspect, failover, ownership);
-  const moves = ownership && failover ? followOwnership({ nodeId, ownership, failover, host: souls.host, store, log: plan.log, report }, [...plan.hosted.keys()], ownershipPollMs) : undefined;
-  cleanups.push(async () => moves?.stop());
+  const moves = follow(souls.host);
 
   // Served (and confirmed by the bus) before any soul runs a turn that may ask them.
   const skillGates = await startNodeSkillGates({ bus, config, nodeId, placement: plan.placement, gateContext: output.gateContext, registry, ...inspect });
@@ -135,15 +111,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(async () => void (await Promise.all(toolActors.map((t) => t.stop()))));
   await souls.resumeLeftovers();
 
-  const daimons: NodeDaimons = startDaimons({
-    bus,
-    cognitionOf: output.daimonCognition,
-    daimons: hostedDaimons(plan),
-    onChange: (d) => registry.trigger.daimonSet(d),
-    onError: report,
-    ...(ownership ? { runs: souls.owns } : {}),
-    ...inspect,
-  });
+  // Under automatic placement a daimon attends only while its soul runs here.
+  const runs = ownership ? { runs: souls.owns } : {};
+  const daimons: NodeDaimons = startDaimons({ bus, cognitionOf: output.daimonCognition, daimons: hostedDaimons(plan), onChange: (d) => registry.trigger.daimonSet(d), onError: report, ...runs, ...inspect });
   cleanups.push(() => daimons.stop());
 
   const inputs = await openNodeInputs(plan, ground, { feed, output, souls, nats: options.nats }, cleanups);
@@ -159,19 +129,9 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     return ownership ? { ...full, souls: full.souls.filter((e) => souls.owns(e.id)).map((e) => ({ ...e, placement: ownership.placeOf(e.id).why })) } : full;
   };
   const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
-  const history = soulHistory({
-    nodeId,
-    hosted: plan.hosted,
-    known: plan.known,
-    blueprints: plan.blueprints,
-    store,
-    host: souls.host,
-    statusOf: (id) => status().souls.find((s) => s.id === id),
-    machineOf: soulMachineJson,
-    events: output.events,
-    now: () => Date.now(),
-    ...(failover ? { failover } : {}),
-  });
+  const { hosted, known, blueprints } = plan;
+  const statusOf = (id: string) => status().souls.find((s) => s.id === id);
+  const history = soulHistory({ nodeId, hosted, known, blueprints, store, host: souls.host, statusOf, machineOf: soulMachineJson, events: output.events, now: () => Date.now(), ...(failover ? { failover } : {}) });
   const control: NodeControl = startNodeControl(
     bus,
     ground.subjects,
