@@ -6,6 +6,8 @@
  *   previous record, so a restore does not deliver speech again that was delivered;
  * - `snapshot`: the soul's whole state (runtime/store ActorTransfer's dump), a base that the
  *   records after it apply to (written when a soul first joins failover, and after a revert);
+ * - `acked`: outbox entries acknowledged (their speech published) with no turn after them yet
+ *   to carry them;
  * - `claim`: a node took the soul (a new process of the same node, or another node); written
  *   first, so whoever owned it before is fenced off (soulHistoryLog.ts).
  *
@@ -29,6 +31,7 @@ export type HistoryRecord = (
   | { v: 1; kind: "turn"; n: number; owner: RecordOwner; commit: TurnCommit; acked?: string[] }
   | { v: 1; kind: "snapshot"; n: number; owner: RecordOwner; dump: ActorDump | null }
   | { v: 1; kind: "claim"; n: number; owner: RecordOwner }
+  | { v: 1; kind: "acked"; n: number; owner: RecordOwner; acked: string[] }
 ) & {
   /** When it was written (epoch ms, the writer's clock; set by encodeRecord): a takeover replays missed perceptions from a little before it. */
   at?: number;
@@ -53,7 +56,7 @@ export function encodeRecord(record: HistoryRecord): Uint8Array {
 
 export function decodeRecord(soulId: string, bytes: Uint8Array): HistoryRecord {
   const r = packr.unpack(bytes) as Partial<HistoryRecord> | null;
-  if (typeof r !== "object" || r === null || r.v !== HISTORY_RECORD_VERSION || typeof r.n !== "number" || !r.owner || !["turn", "snapshot", "claim"].includes(String(r.kind))) {
+  if (typeof r !== "object" || r === null || r.v !== HISTORY_RECORD_VERSION || typeof r.n !== "number" || !r.owner || !["turn", "snapshot", "claim", "acked"].includes(String(r.kind))) {
     throw new Error(`soul '${soulId}': a history record this node cannot read (version ${String((r as { v?: unknown } | null)?.v)}); was it written by a newer ensoul?`);
   }
   return r as HistoryRecord;

@@ -88,10 +88,11 @@ async function rebuild(local: LmdbActorStore, records: readonly HistoryRecord[])
   else await local.destroy();
   let applied = 0;
   for (const record of records.slice(base?.kind === "snapshot" ? from + 1 : from)) {
-    if (record.kind !== "turn") continue;
-    await local.commitTurn(record.commit);
-    for (const id of record.acked ?? []) await local.ackOutbox(id).catch(() => undefined);
-    applied += 1;
+    if (record.kind === "turn") {
+      await local.commitTurn(record.commit);
+      applied += 1;
+    }
+    if (record.kind === "turn" || record.kind === "acked") for (const id of record.acked ?? []) await local.ackOutbox(id).catch(() => undefined);
   }
   return applied;
 }

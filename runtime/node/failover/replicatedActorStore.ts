@@ -22,6 +22,8 @@ import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type 
 
 /** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
 const APPEND_RETRY_MS = 60_000;
+/** How long acknowledged speech waits for a next turn to carry it to the history. */
+const ACK_FLUSH_MS = 1_000;
 
 export interface ReplicaPosition {
   /** The soul's last record number. */
@@ -74,12 +76,45 @@ export class ReplicatedActorStore implements ActorStore {
     if (this.#fenced) throw new SoulFencedError(this.actorId);
     const n = this.#position.n + 1;
     const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
-    const record: HistoryRecord = { v: 1, kind: "turn", n, owner: this.owner, commit: this.#replicable(commit), ...(this.#acked.length > 0 ? { acked: [...this.#acked] } : {}) };
+    const acked = this.#takeAcked();
+    const record: HistoryRecord = { v: 1, kind: "turn", n, owner: this.owner, commit: this.#replicable(commit), ...(acked.length > 0 ? { acked } : {}) };
     const bytes = encodeRecord(record);
     await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
-    await this.append(bytes, n);
-    this.#acked = [];
+    await this.append(bytes, n).catch((err: unknown) => {
+      this.#acked.unshift(...acked);
+      throw err;
+    });
   }
+
+  #takeAcked(): string[] {
+    const acked = this.#acked;
+    this.#acked = [];
+    return acked;
+  }
+
+  /**
+   * Acknowledged speech goes to the history with the next turn; a soul that says nothing more
+   * for a while sends it on its own (an `acked` record), or a node rebuilding the soul much
+   * later would publish it again, past the says stream's two-minute duplicate window.
+   */
+  #flushAcked = (): void => {
+    this.#flushTimer = undefined;
+    const run = this.#queue.then(async () => {
+      if (this.#fenced || this.#acked.length === 0) return;
+      const acked = this.#takeAcked();
+      const n = this.#position.n + 1;
+      const record: HistoryRecord = { v: 1, kind: "acked", n, owner: this.owner, acked };
+      try {
+        await this.append(encodeRecord(record), n);
+      } catch {
+        this.#acked.unshift(...acked); // sent with the next turn, or the next flush
+        return;
+      }
+      await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
+    });
+    this.#queue = run.catch(() => undefined);
+  };
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Appends a record this store made (a turn, a snapshot, a claim). A failure that is not the
@@ -123,6 +158,10 @@ export class ReplicatedActorStore implements ActorStore {
   async ackOutbox(id: string): Promise<void> {
     await this.local.ackOutbox(id);
     this.#acked.push(id);
+    if (!this.#flushTimer) {
+      this.#flushTimer = setTimeout(this.#flushAcked, ACK_FLUSH_MS);
+      this.#flushTimer.unref?.();
+    }
   }
 
   loadState = () => this.local.loadState();

@@ -117,6 +117,28 @@ describeWithNats("a soul's replicated history and leases", () => {
     await node3.release();
   }, 30_000);
 
+  it("speech acknowledged after a soul's last turn reaches the history on its own, so a rebuild long after does not say it again", async () => {
+    const cluster = uniqueCluster("fo");
+    const b1 = await bus(cluster);
+    const leases = b1.leases!(2_000);
+    const nodeA = await leases.holdNode("a", "machine-a");
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor("ivy"), log: b1.soulHistory!(), leases, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    await a.store.commitTurn({ state: sampleState(1), outbox: [sampleOutbox(1)] });
+    await a.store.ackOutbox(sampleOutbox(1).id);
+    // No turn follows to carry the acknowledgement: it goes on its own within a second or so.
+    await until(async () => (await b1.soulHistory!().read("ivy")).length === 3, 10_000); // seed, turn, acked
+    await nodeA.release();
+
+    const nodeB = await leases.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await openReplicatedSoul({ local: storeB.actor("ivy"), log: b1.soulHistory!(), leases, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    expect(b.restored).toBe("rebuilt");
+    expect(storeB.actor("ivy").pendingOutbox()).toEqual([]);
+    expect(storeB.actor("ivy").loadState()?.turn).toBe(1);
+    await nodeB.release();
+  }, 30_000);
+
   it("appends are fenced on the soul's last sequence; one sent again under its id is recognised", async () => {
     const log = (await bus(uniqueCluster("fo"))).soulHistory!();
     const one = await log.append("x", new Uint8Array([1]), 0);

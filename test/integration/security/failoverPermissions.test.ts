@@ -1,14 +1,15 @@
 /**
  * Failover under the permissions `ensoul nats-config` writes: a node user (role=node) may
  * append to its souls' histories, hold leases and read them back, so a node with
- * `runtime.failover` runs, and a node on a fresh data directory rebuilds its souls, on a
- * nats-server that enforces them. A bridge user may not touch the history.
+ * `runtime.failover` runs, and a node on a fresh data directory (its machine lost) rebuilds its
+ * souls with every committed turn and answers what was sent meanwhile, once, on a nats-server
+ * that enforces them. A bridge user may not touch the history.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectNatsBus } from "../../../runtime/bus/index.ts";
+import { connectNatsBus, decodeEnvelope, isKind } from "../../../runtime/bus/index.ts";
 import { inboxPrefixFor, natsServerConfig } from "../../../runtime/bus/permissions/index.ts";
 import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
 import { until } from "../../support/cluster/busWatch.ts";
@@ -51,21 +52,38 @@ describeWithNats("failover under nats-config permissions", () => {
     const nats = { servers: server.url, user: "node-a", pass, inboxPrefix: inboxPrefixFor("node-a") };
     const lines: string[] = [];
     const first = await startNode({ config, nats, nodeId: "a", data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(l) });
-    const said: string[] = [];
-    const sub = first.bus.subscribe(`ensoul.${cluster}.soul.sam.says`, () => void said.push("x"));
-    await perceive(first.bus, "sam", "Hi, I'm Ada.", { name: "Ada" });
-    await until(() => said.length > 0, 15_000, () => `an answer; node log:\n${lines.join("\n")}`);
+    // A client of its own (a node user here), which outlives both nodes: final answers by the perception they answer.
+    const watcher = await connectNatsBus({ servers: server.url, cluster, user: "node-a", pass, inboxPrefix: inboxPrefixFor("node-a") });
+    const answers: string[] = [];
+    // From the stream, as a bridge reads them: a turn's speech the restored soul publishes again is deduplicated there.
+    const sub = await watcher.durable(`ensoul.${cluster}.soul.sam.says`, "watch", (m) => {
+      const d = decodeEnvelope(m.data);
+      if (d.ok && isKind(d.envelope, "speech") && d.envelope.body.final && d.envelope.causation) answers.push(d.envelope.causation);
+    });
+    const greeting = await perceive(watcher, "sam", "Hi, I'm Ada.", { name: "Ada" });
+    await until(() => answers.includes(greeting.id), 15_000, () => `an answer; node log:\n${lines.join("\n")}`);
     await first.idle();
     const before = first.memory("sam");
-    sub.unsubscribe();
     await first.stop();
+    // The machine is gone (the next start has a fresh data directory); someone writes meanwhile.
+    const waiting = await perceive(watcher, "sam", "Are you still there?", { name: "Ada" });
 
     const second = await startNode({ config, nats, nodeId: "a", data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(l) });
     try {
-      expect(second.memory("sam")).toMatchObject({ turns: before.turns, workingMemory: before.workingMemory });
       expect(lines.join("\n")).toMatch(/soul sam rebuilt from its replicated history \(1 turns\)/);
+      await until(() => answers.filter((c) => c === waiting.id).length > 0, 15_000, () => `the answer to what waited; node log:\n${lines.join("\n")}`);
+      await second.idle();
+      const after = second.memory("sam");
+      expect(after.turns).toBe(before.turns + 1);
+      const contents = (m: typeof after) => (m.workingMemory as { memories: { content: string }[] }).memories.map((x) => x.content);
+      expect(contents(after).slice(0, contents(before).length)).toEqual(contents(before));
+      // Every perception answered once, across the loss.
+      expect(answers.filter((c) => c === waiting.id)).toHaveLength(1);
+      expect(answers.filter((c) => c === greeting.id)).toHaveLength(1);
     } finally {
+      await sub.stop();
       await second.stop();
+      await watcher.close();
     }
   }, 60_000);
 
