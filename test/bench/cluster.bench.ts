@@ -137,6 +137,8 @@ export async function run(): Promise<BenchRow[]> {
       { name: "the transport alone (bare echo, no node) p50", value: percentile(bare, 50), unit: "ms", ratio: percentile(bare, 50) / rawP50 },
       { name: "bridge→soul→bridge round trip over NATS p50", value: p50, unit: "ms", ratio: p50 / rawP50, target: "≤ 3x raw", met: p50 / rawP50 <= 3 },
       { name: "bridge→soul→bridge round trip over NATS p99", value: p99, unit: "ms", ratio: p99 / rawP99 },
+      // Issue 16's measure: the same trip against the bare echo on the same JetStream subjects (the soul's own cost).
+      { name: "round trip p50 ÷ bare echo p50 (the soul's turn on top of the transport)", value: p50 / percentile(bare, 50), unit: "x", target: "≤ 1.5x", met: p50 / percentile(bare, 50) <= 1.5 },
       { name: "the same, crash-safe default store (fsync), p50", value: percentile(durableTrips, 50), unit: "ms", ratio: percentile(durableTrips, 50) / rawP50 },
       { name: `throughput, ${SOULS} souls on one node, ${SOULS * PER_SOUL} turns`, value: tp.turnsPerSecond, unit: "turns/s", target: "≥ 3,000 turns/s", met: tp.turnsPerSecond >= 3_000 },
     ];

@@ -5,19 +5,17 @@
  * souls with every committed turn and answers what was sent meanwhile, once, on a nats-server
  * that enforces them. A bridge user may not touch the history.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectNatsBus, decodeEnvelope, isKind } from "../../../runtime/bus/index.ts";
-import { inboxPrefixFor, natsServerConfig } from "../../../runtime/bus/permissions/index.ts";
+import { inboxPrefixFor } from "../../../runtime/bus/permissions/index.ts";
 import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
 import { until } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { freePort, startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import type { NatsServerHandle } from "../../support/nats/natsServer.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
-import { password } from "./securityKit.ts";
+import { password, startPermissionedServer } from "./securityKit.ts";
 
 const dirs = tempDirs("ensoul-failover-perm-");
 
@@ -25,25 +23,16 @@ describeWithNats("failover under nats-config permissions", () => {
   const cluster = uniqueCluster("foperm");
   const pass = password();
   let server: NatsServerHandle;
-  let storeDir: string;
+  let dispose: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    storeDir = mkdtempSync(join(tmpdir(), "ensoul-failover-perm-js-"));
-    const port = await freePort();
-    const config = natsServerConfig({
-      cluster,
-      users: [
-        { user: "node-a", cluster, role: "node", nodeId: "a", password: pass },
-        { user: "web", cluster, role: "bridge", password: pass },
-      ],
-      jetstream: { storeDir },
-      port,
-    });
-    server = await startNatsServer({ jetstream: false, config, port });
+    ({ server, dispose } = await startPermissionedServer(cluster, [
+      { user: "node-a", cluster, role: "node", nodeId: "a", password: pass },
+      { user: "web", cluster, role: "bridge", password: pass },
+    ]));
   });
   afterAll(async () => {
-    await server?.dispose();
-    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+    await dispose?.();
     dirs.cleanup();
   });
 

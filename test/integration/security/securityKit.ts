@@ -6,7 +6,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { connect, PermissionViolationError, type NatsConnection } from "@nats-io/transport-node";
-import { inboxPrefixFor } from "../../../runtime/bus/permissions/index.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inboxPrefixFor, natsServerConfig, type NatsUserSpec } from "../../../runtime/bus/permissions/index.ts";
+import { freePort, startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 
 export interface Violation {
   operation: string;
@@ -124,4 +128,18 @@ export async function subscriptionRefused(nc: NatsConnection, subject: string, q
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A nats-server with JetStream running the config `ensoul nats-config` writes for these users. */
+export async function startPermissionedServer(cluster: string, users: readonly NatsUserSpec[]): Promise<{ server: NatsServerHandle; dispose(): Promise<void> }> {
+  const storeDir = mkdtempSync(join(tmpdir(), "ensoul-permissioned-js-"));
+  const port = await freePort();
+  const server = await startNatsServer({ jetstream: false, config: natsServerConfig({ cluster, users: [...users], jetstream: { storeDir }, port }), port });
+  return {
+    server,
+    async dispose() {
+      await server.dispose();
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
 }

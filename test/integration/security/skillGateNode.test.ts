@@ -6,19 +6,16 @@
  * against a real nats-server running the generated config, the node refuses to start and
  * says why; the same user starts the same node without the skill gate.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool, remoteTool } from "../../../actors/tool/index.ts";
-import { inboxPrefixFor, natsServerConfig } from "../../../runtime/bus/permissions/index.ts";
+import { inboxPrefixFor } from "../../../runtime/bus/permissions/index.ts";
 import { parseClusterConfig, startNode, type ClusterConfig } from "../../../runtime/node/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { freePort, startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import type { NatsServerHandle } from "../../support/nats/natsServer.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
-import { password } from "./securityKit.ts";
+import { password, startPermissionedServer } from "./securityKit.ts";
 
 const dirs = tempDirs("ensoul-skill-gate-node-");
 
@@ -26,26 +23,17 @@ describeWithNats("a node whose NATS user cannot serve its skill gate", () => {
   const cluster = uniqueCluster("gateperm");
   const pass = password();
   let server: NatsServerHandle;
-  let storeDir: string;
+  let dispose: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    storeDir = mkdtempSync(join(tmpdir(), "ensoul-skill-gate-js-"));
-    const port = await freePort();
-    const config = natsServerConfig({
-      cluster,
-      users: [
-        { user: "node-b", cluster, role: "node", nodeId: "b", password: pass },
-        { user: "node-g", cluster, role: "node", nodeId: "b", skills: ["secrets"], password: pass },
-        { user: "node-t", cluster, role: "node", nodeId: "b", tools: ["clock"], password: pass },
-      ],
-      jetstream: { storeDir },
-      port,
-    });
-    server = await startNatsServer({ jetstream: false, config, port });
+    ({ server, dispose } = await startPermissionedServer(cluster, [
+      { user: "node-b", cluster, role: "node", nodeId: "b", password: pass },
+      { user: "node-g", cluster, role: "node", nodeId: "b", skills: ["secrets"], password: pass },
+      { user: "node-t", cluster, role: "node", nodeId: "b", tools: ["clock"], password: pass },
+    ]));
   });
   afterAll(async () => {
-    await server?.dispose();
-    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+    await dispose?.();
     dirs.cleanup();
   });
 
