@@ -25,14 +25,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Worker } from "node:worker_threads";
 import { connect } from "@nats-io/transport-node";
 import { clusterSubjects, connectNatsBus, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope } from "../../runtime/bus/index.ts";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../runtime/node/index.ts";
-import type { BridgeJob } from "../support/cluster/benchBridge.ts";
 import { echoSoul } from "../support/cluster/blueprints.ts";
 import { INSTALL_HINT, natsAvailable, startNatsServer, type NatsServerHandle } from "../support/nats/natsServer.ts";
 import { percentile, type BenchRow } from "./BenchRow.ts";
+import { inBridge } from "../support/bench/bridgeWorker.ts";
 
 const WARMUP = 200;
 const SAMPLES = 2_000;
@@ -76,22 +75,6 @@ async function transportOnly(server: NatsServerHandle): Promise<number[]> {
   }
 }
 
-/** Runs the bridge's half in a worker thread: its own event loop, as a bridge process would have. */
-function inBridge<T>(job: BridgeJob): Promise<T> {
-  return new Promise((resolve, reject) => {
-    // Node 20 cannot start a worker from a .ts file, even with tsx loaded: register tsx in the worker first.
-    const entry = new URL("../support/cluster/benchBridge.ts", import.meta.url).href;
-    const tsx = import.meta.resolve("tsx/esm/api");
-    const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-    const worker = new Worker(bootstrap, { eval: true, workerData: job });
-    worker.once("message", (result: T & { error?: string }) => {
-      void worker.terminate();
-      if (result.error) reject(new Error(`bench bridge: ${result.error}`));
-      else resolve(result);
-    });
-    worker.once("error", reject);
-  });
-}
 
 async function withNode<T>(server: NatsServerHandle, souls: string[], fn: (node: EnsoulNode) => Promise<T>, store: { noSync?: boolean } = { noSync: true }): Promise<T> {
   const cluster = `bench${Math.random().toString(36).slice(2, 8)}`;

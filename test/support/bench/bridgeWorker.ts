@@ -1,8 +1,7 @@
 /**
  * Runs test/support/cluster/benchBridge.ts (a bridge publishing perceptions and counting the
  * souls' final speech) in a worker thread: its own event loop, as a bridge process would
- * have, so the node measured does not share it. The same as cluster.bench.ts's, for benches
- * that need it too.
+ * have, so the node measured does not share it (cluster.bench.ts, failover.bench.ts).
  */
 import { Worker } from "node:worker_threads";
 import type { BridgeJob } from "../cluster/benchBridge.ts";
