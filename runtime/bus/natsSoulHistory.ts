@@ -11,6 +11,7 @@
 import { AckPolicy, DeliverPolicy, StorageType, RetentionPolicy, DiscardPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { isStreamNotFound, isWrongLastSequence } from "./jetStreamErrors.ts";
+import { updateReplicas } from "./natsStream.ts";
 import { streamName } from "./subjects.ts";
 import { HistoryFencedError, historyStreamName, historySubject, historySubjects, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
 
@@ -54,7 +55,7 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
 async function ensureHistoryStream(jsm: JetStreamManager, name: string, subject: string, replicas: number): Promise<void> {
   try {
     const info = await jsm.streams.info(name);
-    if (info.config.num_replicas !== replicas) await jsm.streams.update(name, { ...info.config, num_replicas: replicas });
+    if (info.config.num_replicas !== replicas) await updateReplicas(jsm, name, info.config.num_replicas, replicas);
     return;
   } catch (err) {
     if (!isStreamNotFound(err)) throw err;
