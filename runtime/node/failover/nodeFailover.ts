@@ -10,7 +10,6 @@ import { hostname } from "node:os";
 import type { Bus, ClusterSubjects, LeaseStore, NodeLease, SoulHistoryLog } from "../../bus/index.ts";
 import { recordMissedPerceptions } from "./missedPerceptions.ts";
 import type { ActorStore, Store } from "../../store/index.ts";
-import { encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord } from "./historyRecord.ts";
 import { openReplicatedSoul } from "./openReplicatedSoul.ts";
 import type { ReplicatedActorStore } from "./replicatedActorStore.ts";
 
@@ -103,13 +102,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       return store;
     },
     async snapshot(soulId) {
-      const store = opened.get(soulId);
-      if (!store) return;
-      const local = o.store.actor(soulId);
-      const { n } = store.position;
-      const record: HistoryRecord = { v: 1, kind: "snapshot", n: n + 1, owner: store.owner, dump: local.dump() ?? null };
-      await store.append(encodeRecord(record), record.n);
-      await local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, markOf(record));
+      await opened.get(soulId)?.snapshot();
     },
     async releaseSoul(soulId) {
       // An opening still under way would take the lease after this released it: wait for it.

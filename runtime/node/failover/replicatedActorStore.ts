@@ -86,6 +86,22 @@ export class ReplicatedActorStore implements ActorStore {
     });
   }
 
+  /**
+   * The whole soul to its history as a snapshot (after a revert rewrote the local copy), in
+   * line with the commits and acknowledgements, so two appends never race for one sequence.
+   */
+  snapshot(): Promise<void> {
+    const run = this.#queue.then(async () => {
+      if (this.#fenced) throw new SoulFencedError(this.actorId);
+      const n = this.#position.n + 1;
+      const record: HistoryRecord = { v: 1, kind: "snapshot", n, owner: this.owner, dump: this.local.dump() ?? null };
+      await this.append(encodeRecord(record), n);
+      await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
   #takeAcked(): string[] {
     const acked = this.#acked;
     this.#acked = [];

@@ -139,6 +139,27 @@ describeWithNats("a soul's replicated history and leases", () => {
     await nodeB.release();
   }, 30_000);
 
+  it("a revert goes to the history as a snapshot, so the soul rebuilt elsewhere is the reverted one", async () => {
+    const cluster = uniqueCluster("fo");
+    const b1 = await bus(cluster);
+    const leases = b1.leases!(2_000);
+    const nodeA = await leases.holdNode("a", "machine-a");
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor("rey"), log: b1.soulHistory!(), leases, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    for (let turn = 1; turn <= 3; turn++) await a.store.commitTurn({ state: sampleState(turn), log: { kind: "turn", at: turn } });
+    await storeA.actor("rey").history!.revertTo(1, "operator", Date.now());
+    await a.store.snapshot();
+    await nodeA.release();
+
+    const nodeB = await leases.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await openReplicatedSoul({ local: storeB.actor("rey"), log: b1.soulHistory!(), leases, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    expect(b.restored).toBe("rebuilt");
+    expect(storeB.actor("rey").loadState()).toEqual(storeA.actor("rey").loadState());
+    expect(storeB.actor("rey").loadState()?.soulMemory).toEqual(sampleState(1).soulMemory);
+    await nodeB.release();
+  }, 30_000);
+
   it("appends are fenced on the soul's last sequence; one sent again under its id is recognised", async () => {
     const log = (await bus(uniqueCluster("fo"))).soulHistory!();
     const one = await log.append("x", new Uint8Array([1]), 0);
