@@ -77,6 +77,20 @@ export async function startSoulOwnership(o: OwnershipOptions): Promise<SoulOwner
   };
   const ownedBy = (nodes: string[]) => new Set(candidates.filter((id) => (pinned.get(id) ?? rendezvousNode(id, nodes)) === o.nodeId));
 
+  // The listeners move souls, one change after another. Reading the live set never waits for
+  // them, and a move that has not finished in a while is reported and the next change goes on
+  // (it keeps running meanwhile): one stuck soul must not stop a node from seeing its peers.
+  let moving: Promise<void> = Promise.resolve();
+  const tell = (change: OwnershipChange) => {
+    moving = moving.then(() =>
+      withTimeout(
+        Promise.all(listeners.map((listener) => listener(change))).then(() => undefined),
+        Math.max(10_000, o.pollMs * 10),
+        "moving souls after a change of the live nodes",
+      ).catch((err: unknown) => o.report(err, "moving souls")),
+    );
+  };
+
   let refreshing: Promise<void> | undefined;
   const refresh = (): Promise<void> =>
     (refreshing ??= (async () => {
@@ -90,7 +104,7 @@ export async function startSoulOwnership(o: OwnershipOptions): Promise<SoulOwner
         const next = ownedBy(now);
         const change: OwnershipChange = { live: now, gained: [...next].filter((id) => !owned.has(id)), lost: [...owned].filter((id) => !next.has(id)) };
         owned = next;
-        for (const listener of listeners) await listener(change);
+        tell(change);
       } finally {
         refreshing = undefined;
       }
