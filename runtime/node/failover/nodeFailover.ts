@@ -110,6 +110,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       const store = opened.get(soulId);
       if (!store) return;
       opened.delete(soulId);
+      await store.retire();
       await leases.releaseSoul(soulId, store.owner.lease);
     },
     openedSouls: () => [...opened.keys()],

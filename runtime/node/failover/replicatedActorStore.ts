@@ -72,8 +72,25 @@ export class ReplicatedActorStore implements ActorStore {
     return run;
   }
 
+  /**
+   * The soul moves to another node: no commit starts from now on (a subprocess still running
+   * after the soul's last turn would otherwise commit after the new node's claim, be fenced, and
+   * stop this node), and this resolves once the commits under way have landed.
+   */
+  async retire(): Promise<void> {
+    this.#retired = true;
+    // Acknowledged speech goes with it now, not from a timer after the new node's claim.
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushAcked();
+    await this.#queue;
+    this.#gone = true;
+  }
+  #retired = false;
+  #gone = false;
+
   async #commit(commit: TurnCommit): Promise<void> {
     if (this.#fenced) throw new SoulFencedError(this.actorId);
+    if (this.#retired) throw new Error(`soul '${this.actorId}' has moved to another node: this commit is dropped (the soul's committed turns went with it)`);
     const n = this.#position.n + 1;
     const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
     const acked = this.#takeAcked();
@@ -116,7 +133,7 @@ export class ReplicatedActorStore implements ActorStore {
   #flushAcked = (): void => {
     this.#flushTimer = undefined;
     const run = this.#queue.then(async () => {
-      if (this.#fenced || this.#acked.length === 0) return;
+      if (this.#fenced || this.#gone || this.#acked.length === 0) return;
       const acked = this.#takeAcked();
       const n = this.#position.n + 1;
       const record: HistoryRecord = { v: 1, kind: "acked", n, owner: this.owner, acked };
@@ -174,7 +191,7 @@ export class ReplicatedActorStore implements ActorStore {
   async ackOutbox(id: string): Promise<void> {
     await this.local.ackOutbox(id);
     this.#acked.push(id);
-    if (!this.#flushTimer) {
+    if (!this.#flushTimer && !this.#retired) {
       this.#flushTimer = setTimeout(this.#flushAcked, ACK_FLUSH_MS);
       this.#flushTimer.unref?.();
     }
