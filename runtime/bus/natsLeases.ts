@@ -5,13 +5,16 @@
  * stops renewing has its key removed by the server.
  */
 import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
 import { Kvm, type KV } from "@nats-io/kv";
 import { isWrongLastSequence } from "./jetStreamErrors.ts";
 import { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease } from "./leases.ts";
+import { updateReplicas } from "./natsStream.ts";
 
 export interface NatsLeaseOptions {
   /** A node's lease lapses this long after its last renewal (the same for every node of a cluster: it is the bucket's max age). */
   ttlMs: number;
+  /** Copies of each bucket (`runtime.replicas`); an existing bucket with another count is brought to it. Undefined: 1 for a new bucket, an existing one left alone. */
   replicas?: number;
   /** Tests use it to renew faster; default ttl / 3. */
   renewEveryMs?: number;
@@ -34,9 +37,10 @@ export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLe
   const replicas = o.replicas ?? 1;
   let nodes: Promise<KV> | undefined;
   let souls: Promise<KV> | undefined;
-  const nodeKv = () =>
-    (nodes ??= kvm.create(nodeLeaseBucket(cluster), { history: 1, ttl: o.ttlMs, replicas, storage: StorageType.File, description: "ensoul node liveness leases" }));
-  const soulKv = () => (souls ??= kvm.create(soulLeaseBucket(cluster), { history: 1, replicas, storage: StorageType.File, description: "ensoul soul owners" }));
+  const open = (bucket: string, ttlMs: number | undefined, description: string) =>
+    kvm.create(bucket, { history: 1, ...(ttlMs !== undefined ? { ttl: ttlMs } : {}), replicas, storage: StorageType.File, description }).then((kv) => reconcile(js, kv, bucket, ttlMs, o.replicas));
+  const nodeKv = () => (nodes ??= open(nodeLeaseBucket(cluster), o.ttlMs, "ensoul node liveness leases"));
+  const soulKv = () => (souls ??= open(soulLeaseBucket(cluster), undefined, "ensoul soul owners"));
 
   const nodeAlive = async (nodeId: string) => {
     const e = await (await nodeKv()).get(nodeId);
@@ -104,6 +108,21 @@ export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLe
       });
     },
   };
+}
+
+/**
+ * `create` opens an existing bucket as it is, so a bucket made by an earlier config would
+ * keep its lease length and replica count without a word: the cluster config is the truth,
+ * so both are brought to it. A lease made longer is safe at once; a shorter one can let a
+ * node still running the old config (renewing at a third of the old length) lapse between
+ * renewals, and the fence then stops it before it commits anything (docs/STORAGE.md).
+ */
+async function reconcile(js: JetStreamClient, kv: KV, bucket: string, ttlMs: number | undefined, replicas: number | undefined): Promise<KV> {
+  const status = await kv.status();
+  const jsm = await js.jetstreamManager();
+  if (ttlMs !== undefined && status.ttl !== ttlMs) await jsm.streams.update(`KV_${bucket}`, { max_age: nanos(ttlMs) });
+  if (replicas !== undefined && status.replicas !== replicas) await updateReplicas(jsm, `KV_${bucket}`, status.replicas, replicas);
+  return kv;
 }
 
 /** Renews the node's lease until it is released or lost. */

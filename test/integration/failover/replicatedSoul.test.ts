@@ -6,7 +6,9 @@
  * reaches the history.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectNatsBus, HistoryFencedError, LeaseHeldError, type Bus } from "../../../runtime/bus/index.ts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, nanos } from "@nats-io/transport-node";
+import { connectNatsBus, HistoryFencedError, LeaseHeldError, nodeLeaseBucket, type Bus } from "../../../runtime/bus/index.ts";
 import { openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
@@ -169,6 +171,22 @@ describeWithNats("a soul's replicated history and leases", () => {
     expect(await log.append("x", new Uint8Array([3]), one, "x:a:1:2")).toBe(two);
     expect((await log.read("x")).map((e) => [...e.data])).toEqual([[1], [3]]);
     expect((await log.read("x", one)).map((e) => e.seq)).toEqual([two]);
+  });
+
+  it("a lease bucket made under another lease length is brought to the config's, so a changed leaseMs takes effect", async () => {
+    const cluster = uniqueCluster("fo");
+    const first = (await bus(cluster)).leases!(3_000);
+    const lease = await first.holdNode("n1", "i1");
+    await lease.release();
+    const second = (await bus(cluster)).leases!(7_000);
+    expect(await second.liveNodes()).toEqual([]);
+    const nc = await connect({ servers: server.url });
+    try {
+      const info = await (await jetstreamManager(nc)).streams.info(`KV_${nodeLeaseBucket(cluster)}`);
+      expect(info.config.max_age).toBe(nanos(7_000));
+    } finally {
+      await nc.close();
+    }
   });
 });
 
