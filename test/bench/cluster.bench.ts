@@ -25,33 +25,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "@nats-io/transport-node";
 import { clusterSubjects, connectNatsBus, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope } from "../../runtime/bus/index.ts";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../runtime/node/index.ts";
 import { echoSoul } from "../support/cluster/blueprints.ts";
 import { INSTALL_HINT, natsAvailable, startNatsServer, type NatsServerHandle } from "../support/nats/natsServer.ts";
 import { percentile, type BenchRow } from "./BenchRow.ts";
+import { rawRequestFloor } from "./natsFloor.ts";
 import { inBridge } from "../support/bench/bridgeWorker.ts";
 
 const WARMUP = 200;
 const SAMPLES = 2_000;
 const SOULS = 1_000;
 const PER_SOUL = 10;
-
-async function rawRoundTrips(url: string): Promise<number[]> {
-  const nc = await connect({ servers: url });
-  const payload = encodeEnvelope(makeEnvelope("perception", "bridge-bench", "rt", { action: "said", content: "how was the river today?", name: "ada" }));
-  nc.subscribe("bench.raw", { callback: (_err, m) => void m.respond(m.data) });
-  await nc.flush();
-  const samples: number[] = [];
-  for (let i = 0; i < WARMUP + SAMPLES; i++) {
-    const t0 = process.hrtime.bigint();
-    await nc.request("bench.raw", payload, { timeout: 5_000 });
-    if (i >= WARMUP) samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  await nc.drain();
-  return samples;
-}
 
 /** The round trip with no node: a core subscriber answers each perception with its speech, published as the node's outlet does. */
 async function transportOnly(server: NatsServerHandle): Promise<number[]> {
@@ -93,7 +78,8 @@ export async function run(): Promise<BenchRow[]> {
   if (!natsAvailable()) return [{ name: `skipped: nats-server not found; ${INSTALL_HINT}`, value: Number.NaN, unit: "" }];
   const server = await startNatsServer({ jetstream: true });
   try {
-    const raw = await rawRoundTrips(server.url);
+    const perception = encodeEnvelope(makeEnvelope("perception", "bridge-bench", "rt", { action: "said", content: "how was the river today?", name: "ada" }));
+    const raw = await rawRequestFloor(server.url, perception, { warmup: WARMUP, samples: SAMPLES });
     const bare = await transportOnly(server);
     const { samples: trips } = await withNode(server, ["rt"], (node) =>
       inBridge<{ samples: number[] }>({ kind: "roundtrip", url: server.url, cluster: node.cluster, soul: "rt", warmup: WARMUP, samples: SAMPLES }),

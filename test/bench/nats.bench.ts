@@ -4,7 +4,6 @@
  * sides, through NatsBus) is reported as a ratio to it, so later changes to the bus can be
  * judged against what the wire itself costs. Sequential requests, one in flight at a time.
  */
-import { connect } from "@nats-io/transport-node";
 import {
   clusterSubjects,
   connectNatsBus,
@@ -15,21 +14,11 @@ import {
   type Bus,
 } from "../../runtime/bus/index.ts";
 import { INSTALL_HINT, natsAvailable, startNatsServer } from "../support/nats/natsServer.ts";
-import { percentile, type BenchRow } from "./BenchRow.ts";
+import { floorRows, latencyRows, timeEach, type BenchRow } from "./BenchRow.ts";
+import { rawRequestFloor } from "./natsFloor.ts";
 
 const WARMUP = 300;
 const SAMPLES = 3_000;
-
-async function timeRequests(once: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await once();
-  const samples: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const t0 = process.hrtime.bigint();
-    await once();
-    samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  return samples;
-}
 
 /** A gate-shaped exchange: a proposal envelope out, a verdict envelope back, both validated. */
 async function envelopeRoundTrips(bus: Bus): Promise<number[]> {
@@ -45,11 +34,14 @@ async function envelopeRoundTrips(bus: Bus): Promise<number[]> {
     { queue: "bench" },
   );
   const proposal = { kind: "speak", content: "Hello there, how was the river today?" };
-  return timeRequests(async () => {
-    const env = makeEnvelope("proposal", "soul-bench", "gate-bench", proposal);
-    const reply = decodeEnvelope(await bus.request(subject, encodeEnvelope(env), { timeoutMs: 5_000 }));
-    if (!reply.ok || reply.envelope.causation !== env.id) throw new Error("bad verdict");
-  });
+  return timeEach(
+    async () => {
+      const env = makeEnvelope("proposal", "soul-bench", "gate-bench", proposal);
+      const reply = decodeEnvelope(await bus.request(subject, encodeEnvelope(env), { timeoutMs: 5_000 }));
+      if (!reply.ok || reply.envelope.causation !== env.id) throw new Error("bad verdict");
+    },
+    { warmup: WARMUP, samples: SAMPLES },
+  );
 }
 
 export async function run(): Promise<BenchRow[]> {
@@ -58,14 +50,8 @@ export async function run(): Promise<BenchRow[]> {
   }
   const server = await startNatsServer({ jetstream: true });
   try {
-    const nc = await connect({ servers: server.url });
     const payload = encodeEnvelope(makeEnvelope("proposal", "soul-bench", "gate-bench", { kind: "speak", content: "Hello there, how was the river today?" }));
-    nc.subscribe("bench.raw", { callback: (_err, m) => void m.respond(m.data) });
-    await nc.flush();
-    const raw = await timeRequests(async () => {
-      await nc.request("bench.raw", payload, { timeout: 5_000 });
-    });
-    await nc.drain();
+    const raw = await rawRequestFloor(server.url, payload, { warmup: WARMUP, samples: SAMPLES });
 
     const natsBus = await connectNatsBus({ servers: server.url, cluster: "bench" });
     const viaNats = await envelopeRoundTrips(natsBus);
@@ -75,15 +61,10 @@ export async function run(): Promise<BenchRow[]> {
     const viaLocal = await envelopeRoundTrips(local);
     await local.drain();
 
-    const rawP50 = percentile(raw, 50);
-    const rawP99 = percentile(raw, 99);
     return [
-      { name: "raw NATS request/reply p50 (floor)", value: rawP50, unit: "ms" },
-      { name: "raw NATS request/reply p99 (floor)", value: rawP99, unit: "ms" },
-      { name: "NatsBus request/reply + envelopes p50", value: percentile(viaNats, 50), unit: "ms", ratio: percentile(viaNats, 50) / rawP50 },
-      { name: "NatsBus request/reply + envelopes p99", value: percentile(viaNats, 99), unit: "ms", ratio: percentile(viaNats, 99) / rawP99 },
-      { name: "in-process bus request/reply + envelopes p50", value: percentile(viaLocal, 50), unit: "ms", ratio: percentile(viaLocal, 50) / rawP50 },
-      { name: "in-process bus request/reply + envelopes p99", value: percentile(viaLocal, 99), unit: "ms", ratio: percentile(viaLocal, 99) / rawP99 },
+      ...floorRows("raw NATS request/reply", raw),
+      ...latencyRows("NatsBus request/reply + envelopes", viaNats, raw),
+      ...latencyRows("in-process bus request/reply + envelopes", viaLocal, raw),
     ];
   } finally {
     await server.dispose();
