@@ -5,15 +5,15 @@
  * than its bound, and another soul of the node goes on meanwhile. The in-process bus's
  * consumer waits the same way.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { defineSoul, useActions, usePerceptions, type MentalProcess } from "../../../actors/soul/index.ts";
-import { clusterSubjects, type Bus } from "../../../runtime/bus/index.ts";
-import { connectClusterBus, parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import { clusterSubjects } from "../../../runtime/bus/index.ts";
+import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
 import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { pause, until, watchDead, watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
+import { natsNodes } from "../../support/cluster/natsNodes.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 import { deferred } from "../../support/soul/helpers.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
@@ -35,23 +35,10 @@ const gated: MentalProcess = async ({ workingMemory }) => {
 const gatedSoul = defineSoul({ name: "Gated", persona: "A soul that waits when told to.", initialProcess: gated, processes: { gated } });
 
 describeWithNats("backpressure from a soul's bound to the JetStream consumer", () => {
-  const dirs = tempDirs();
-  let server: NatsServerHandle;
-  const nodes: EnsoulNode[] = [];
-  const buses: Bus[] = [];
-
-  beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-  });
-  afterEach(async () => {
-    gate.resolve();
-    await Promise.all(nodes.splice(0).map((n) => n.stop().catch(() => undefined)));
-    await Promise.all(buses.splice(0).map((b) => b.close().catch(() => undefined)));
-  });
-  afterAll(async () => {
-    await server.dispose();
-    dirs.cleanup();
-  });
+  const fixture = natsNodes();
+  const { nodes } = fixture;
+  // Registered after the fixture's, so it runs first (vitest stacks after-hooks): a turn held at the gate would keep its node from stopping.
+  afterEach(() => gate.resolve());
 
   it("holds a burst beyond the bound in the stream: each perception answered once, in order, none dead-lettered, the queue never past the bound", async () => {
     gate = deferred();
@@ -68,10 +55,8 @@ describeWithNats("backpressure from a soul's bound to the JetStream consumer", (
       runtime: { heartbeatMs: 200, ackWaitMs: 600, maxInFlight: 4 },
     });
     const logged: string[] = [];
-    const node = await startNode({ config, nats: { servers: server.url, reconnectTimeWaitMs: 100 }, nodeId: "n1", data: dirs.make(), store: { noSync: true }, log: (line) => logged.push(line) });
-    nodes.push(node);
-    const bus = await connectClusterBus({ servers: server.url, cluster, reconnectTimeWaitMs: 100 });
-    buses.push(bus);
+    const node = await fixture.startNode({ config, nodeId: "n1", log: (line) => logged.push(line) });
+    const bus = await fixture.client(cluster);
     const subjects = clusterSubjects(cluster);
     const says = watchEnvelopes(bus, subjects.allSouls("says"), "speech");
     const dead = watchDead(bus, subjects.dead);
@@ -110,16 +95,11 @@ describeWithNats("backpressure from a soul's bound to the JetStream consumer", (
     gate = deferred();
     started = deferred();
     const cluster = uniqueCluster("bound-stop");
-    const data = dirs.make();
+    const data = fixture.dirs.make();
     const config = parseClusterConfig({ cluster, souls: [{ id: "burst", blueprint: gatedSoul, maxQueued: 3 }], runtime: { heartbeatMs: 200, ackWaitMs: 2_000 } });
-    const start = async () => {
-      const node = await startNode({ config, nats: { servers: server.url, reconnectTimeWaitMs: 100 }, nodeId: "n1", data, store: { noSync: true }, log: () => undefined });
-      nodes.push(node);
-      return node;
-    };
+    const start = () => fixture.startNode({ config, nodeId: "n1", data });
     const first = await start();
-    const bus = await connectClusterBus({ servers: server.url, cluster, reconnectTimeWaitMs: 100 });
-    buses.push(bus);
+    const bus = await fixture.client(cluster);
     const subjects = clusterSubjects(cluster);
     const says = watchEnvelopes(bus, subjects.says("burst"), "speech");
     const dead = watchDead(bus, subjects.dead);

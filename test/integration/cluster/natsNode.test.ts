@@ -2,46 +2,22 @@
  * A node on a real nats-server, in this process, with the test as a second client: NATS
  * restarts, node restarts, and the concurrent perception intake keeping each soul's order.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { clusterSubjects, type Bus } from "../../../runtime/bus/index.ts";
-import { connectClusterBus, parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import { expect, it } from "vitest";
+import { clusterSubjects } from "../../../runtime/bus/index.ts";
+import { parseClusterConfig } from "../../../runtime/node/index.ts";
 import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { pause, until, watchDead, watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
-import { tempDirs } from "../../support/tempDirs.ts";
+import { natsNodes } from "../../support/cluster/natsNodes.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
 
 describeWithNats("a node on a real nats-server", () => {
-  const dirs = tempDirs();
-  let server: NatsServerHandle;
-  const nodes: EnsoulNode[] = [];
-  const buses: Bus[] = [];
-
-  beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-  });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.stop().catch(() => undefined)));
-    await Promise.all(buses.splice(0).map((b) => b.close().catch(() => undefined)));
-  });
-  afterAll(async () => {
-    await server.dispose();
-    dirs.cleanup();
-  });
-
+  const fixture = natsNodes();
+  const { dirs, nodes } = fixture;
   const config = (cluster: string, souls = ["echo"], runtime: Record<string, number> = {}) =>
     parseClusterConfig({ cluster, souls: souls.map((id) => ({ id, blueprint: echoSoul })), runtime: { heartbeatMs: 200, ackWaitMs: 2_000, ...runtime } });
-  const start = async (cluster: string, data: string, souls?: string[], runtime?: Record<string, number>) => {
-    const node = await startNode({ config: config(cluster, souls, runtime), nats: { servers: server.url, reconnectTimeWaitMs: 100 }, nodeId: "n1", data, store: { noSync: true }, log: () => undefined });
-    nodes.push(node);
-    return node;
-  };
-  const client = async (cluster: string) => {
-    const bus = await connectClusterBus({ servers: server.url, cluster, reconnectTimeWaitMs: 100 });
-    buses.push(bus);
-    return bus;
-  };
+  const start = (cluster: string, data: string, souls?: string[], runtime?: Record<string, number>) => fixture.startNode({ config: config(cluster, souls, runtime), nodeId: "n1", data });
+  const client = (cluster: string) => fixture.client(cluster);
 
   it("survives a nats-server restart: a perception published during the outage is answered once it is back", async () => {
     const cluster = uniqueCluster("restart");
@@ -51,10 +27,10 @@ describeWithNats("a node on a real nats-server", () => {
     const before = await perceive(bus, "echo", "before");
     await says.next((e) => e.body.final && e.causation === before.id, 5_000, "the answer before the restart");
 
-    await server.stop();
+    await fixture.server.stop();
     const during = perceive(bus, "echo", "during"); // waits for the stream's ack, across the outage
     await pause(300);
-    await server.restart();
+    await fixture.server.restart();
     const env = await during;
     const answer = await says.next((e) => e.body.final && e.causation === env.id, 15_000, "the answer after the restart");
     expect(answer.body.text).toBe("echo: during");
@@ -124,7 +100,7 @@ describeWithNats("a node on a real nats-server", () => {
       runtime: { heartbeatMs: 200, ackWaitMs: 2_000 },
     });
     for (const nodeId of ["a", "b"]) {
-      nodes.push(await startNode({ config: cfg, nats: { servers: server.url }, nodeId, data: dirs.make(), store: { noSync: true }, log: () => undefined }));
+      await fixture.startNode({ config: cfg, nats: { servers: fixture.server.url }, nodeId });
     }
     const bus = await client(cluster);
     const dead = watchDead(bus, clusterSubjects(cluster).dead);

@@ -8,17 +8,16 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import WebSocket from "ws";
 import { defineSoul, emitEphemeral, useActions, usePerceptions, useSharedContext, type MentalProcess } from "../../../actors/soul/index.ts";
-import { clusterSubjects, openSharedContext, streamName, type Bus, type SharedChange } from "../../../runtime/bus/index.ts";
-import { connectClusterBus, parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import { clusterSubjects, openSharedContext, streamName, type SharedChange } from "../../../runtime/bus/index.ts";
+import { parseClusterConfig } from "../../../runtime/node/index.ts";
 import { openSse } from "../../support/bridges/sse.ts";
 import { until, watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
+import { natsNodes } from "../../support/cluster/natsNodes.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
-import { tempDirs } from "../../support/tempDirs.ts";
 
 const TOKEN = "shared-context-test-token-5e1d";
 const N = 25;
@@ -71,22 +70,8 @@ function allBytes(dir: string): Buffer {
 }
 
 describeWithNats("shared context and ephemeral events on a real nats-server", () => {
-  const dirs = tempDirs();
-  let server: NatsServerHandle;
-  const nodes: EnsoulNode[] = [];
-  const buses: Bus[] = [];
-
-  beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-  });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.stop().catch(() => undefined)));
-    await Promise.all(buses.splice(0).map((b) => b.close().catch(() => undefined)));
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    dirs.cleanup();
-  });
+  const fixture = natsNodes();
+  const { nodes } = fixture;
 
   const startCluster = async (cluster: string) => {
     const config = parseClusterConfig({
@@ -102,11 +87,10 @@ describeWithNats("shared context and ephemeral events on a real nats-server", ()
     });
     const data: Record<string, string> = {};
     for (const nodeId of ["a", "b"]) {
-      data[nodeId] = dirs.make();
-      nodes.push(await startNode({ config, nats: { servers: server.url, reconnectTimeWaitMs: 100 }, nodeId, data: data[nodeId], store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: TOKEN }, log: () => undefined }));
+      data[nodeId] = fixture.dirs.make();
+      await fixture.startNode({ config, nodeId, data: data[nodeId], env: { ENSOUL_HTTP_TOKEN: TOKEN } });
     }
-    const bus = await connectClusterBus({ servers: server.url, cluster, reconnectTimeWaitMs: 100 });
-    buses.push(bus);
+    const bus = await fixture.client(cluster);
     return { bus, data };
   };
 
@@ -182,7 +166,7 @@ describeWithNats("shared context and ephemeral events on a real nats-server", ()
     const stored = allBytes(join(data["a"] as string, "a"));
     expect(stored.includes("spoken-m7q2")).toBe(true);
     expect(stored.includes("ephemeral-m7q2")).toBe(false);
-    const nc = await connect({ servers: server.url });
+    const nc = await connect({ servers: fixture.server.url });
     try {
       const info = await (await jetstreamManager(nc)).streams.info(streamName(cluster), { subjects_filter: ">" });
       expect(Object.keys(info.state.subjects ?? {}).filter((s) => s.endsWith(".events"))).toEqual([]);

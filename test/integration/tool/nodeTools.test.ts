@@ -3,17 +3,16 @@
  * is served there as a tool actor and called by a soul on node a; a tool without a node runs in
  * the soul's own node; the calls and results reach the soul's events subject as `soul.tool.*`.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { z } from "zod";
 import { defineSoul, useActions, useTool, type MentalProcess } from "../../../actors/soul/index.ts";
 import { defineTool } from "../../../actors/tool/index.ts";
-import { clusterSubjects, type Bus } from "../../../runtime/bus/index.ts";
-import { connectClusterBus, parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import { clusterSubjects } from "../../../runtime/bus/index.ts";
+import { parseClusterConfig } from "../../../runtime/node/index.ts";
 import { watchEnvelopes } from "../../support/cluster/busWatch.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
+import { natsNodes } from "../../support/cluster/natsNodes.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
-import { tempDirs } from "../../support/tempDirs.ts";
 
 const ranOn: string[] = [];
 const where = defineTool({ name: "where", description: "which process runs it", input: z.object({}), idempotent: true, run: () => (ranOn.push("b"), "served on b") });
@@ -28,21 +27,7 @@ const asking: MentalProcess = async ({ workingMemory }) => {
 const asker = defineSoul({ name: "Asker", persona: "Asks tools.", initialProcess: asking, processes: { asking } });
 
 describeWithNats("tools from the cluster config on two nodes", () => {
-  const dirs = tempDirs();
-  let server: NatsServerHandle;
-  const nodes: EnsoulNode[] = [];
-  const buses: Bus[] = [];
-  beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-  });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.stop().catch(() => undefined)));
-    await Promise.all(buses.splice(0).map((b) => b.close().catch(() => undefined)));
-  });
-  afterAll(async () => {
-    await server?.dispose();
-    dirs.cleanup();
-  });
+  const fixture = natsNodes();
 
   it("serves a tool placed on node b to a soul on node a, and runs an unplaced tool in the soul's node", { timeout: 30_000 }, async () => {
     const cluster = uniqueCluster("tools");
@@ -53,11 +38,8 @@ describeWithNats("tools from the cluster config on two nodes", () => {
       tools: [{ tool: where, node: "b" }, { tool: upper }],
       runtime: { heartbeatMs: 200, ackWaitMs: 5_000 },
     });
-    for (const nodeId of ["b", "a"]) {
-      nodes.push(await startNode({ config, nats: { servers: server.url, reconnectTimeWaitMs: 100 }, nodeId, data: dirs.make(), store: { noSync: true }, log: () => undefined }));
-    }
-    const bus = await connectClusterBus({ servers: server.url, cluster, reconnectTimeWaitMs: 100 });
-    buses.push(bus);
+    for (const nodeId of ["b", "a"]) await fixture.startNode({ config, nodeId });
+    const bus = await fixture.client(cluster);
     const subjects = clusterSubjects(cluster);
     const says = watchEnvelopes(bus, subjects.says("asker"), "speech");
     const events = watchEnvelopes(bus, subjects.events("asker"), "event");
