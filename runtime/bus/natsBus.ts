@@ -268,7 +268,10 @@ class NatsBus implements Bus {
 
   /** The bucket `ensoul_<cluster>_shared` on this connection, opened at its first use (natsSharedKv.ts). */
   soulHistory(): SoulHistoryLog {
-    return (this.history ??= createNatsSoulHistory(this.js, this.jsm, this.cluster, this.replicas !== undefined ? { replicas: this.replicas } : {}));
+    return (this.history ??= createNatsSoulHistory(this.js, this.jsm, this.cluster, {
+      maxPayload: () => this.nc.info?.max_payload,
+      ...(this.replicas !== undefined ? { replicas: this.replicas } : {}),
+    }));
   }
 
   leases(ttlMs: number): LeaseStore {

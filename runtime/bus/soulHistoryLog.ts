@@ -8,9 +8,14 @@
  * refuses it (HistoryFencedError) when another writer has appended since. That is how a stale
  * owner (a paused process whose lease another node has taken) is kept from committing: the
  * new owner's first act is an append, so the stale one's next append names an old sequence.
+ *
+ * Records before a soul's latest snapshot may be removed (compaction, purgeBefore).
  */
 import { SUBJECT_ROOT } from "./subjects.ts";
 import { assertName } from "./subjects.ts";
+
+/** The largest record a log takes (a turn's commit holds the soul's whole working memory). */
+export const MAX_HISTORY_RECORD_BYTES = 64 * 1024 * 1024;
 
 export interface HistoryEntry {
   /** The log's sequence of this record (stream sequence on NATS): increases, not by one per soul. */
@@ -35,6 +40,13 @@ export interface SoulHistoryLog {
    * soul's previous node never answered (the other nodes' consumers passed them by).
    */
   streamSince(subject: string, sinceMs: number): Promise<HistoryEntry[]>;
+  /**
+   * Removes the soul's records before sequence `seq` (compaction: `seq` is a snapshot's, which
+   * holds all they said); resolves with how many went. Only the soul's owner calls it, with the
+   * sequence of a snapshot it appended itself: a new owner's records all come after that
+   * snapshot (its claim named that sequence or a later one), so a stale owner's late purge cannot reach them.
+   */
+  purgeBefore(soulId: string, seq: number): Promise<number>;
 }
 
 export class HistoryFencedError extends Error {

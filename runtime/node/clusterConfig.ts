@@ -113,12 +113,16 @@ const runtimeSchema = z.strictObject({
    * to the soul's replicated history in JetStream before its effects are acknowledged, and each
    * soul is owned by one node at a time under a lease. `true`, or `{ leaseMs }`: how long a
    * node's lease outlives its last renewal, the time before another node may take its souls
-   * (default 10 s; the same for every node of the cluster).
+   * (default 10 s; the same for every node of the cluster). `snapshotEvery`: a soul's owner
+   * writes a new snapshot after this many records of its history and removes the older ones
+   * (default 1,000; 0: never).
    */
   failover: z
-    .union([z.boolean(), z.strictObject({ leaseMs: z.number().int().min(300).max(600_000).default(DEFAULT_LEASE_MS) })])
+    .union([z.boolean(), z.strictObject({ leaseMs: z.number().int().min(300).max(600_000).default(DEFAULT_LEASE_MS), snapshotEvery: z.number().int().min(0).optional() })])
     .default(false)
-    .transform((v): false | { leaseMs: number } => (v === false ? false : { leaseMs: v === true ? DEFAULT_LEASE_MS : v.leaseMs })),
+    .transform((v): false | { leaseMs: number; snapshotEvery?: number } =>
+      v === false ? false : v === true ? { leaseMs: DEFAULT_LEASE_MS } : { leaseMs: v.leaseMs, ...(v.snapshotEvery !== undefined ? { snapshotEvery: v.snapshotEvery } : {}) },
+    ),
   turnLog: z.strictObject({ keep: z.number().int().min(0).max(1_000_000).default(DEFAULT_TURN_LOG_KEEP), maxAgeMs: z.number().int().min(1).optional() }).default({ keep: DEFAULT_TURN_LOG_KEEP }),
 });
 

@@ -31,6 +31,7 @@ export async function startFailoverStep(plan: NodePlan, ground: NodeGround, clea
     store,
     nodeId,
     leaseMs: settings.leaseMs,
+    ...(config.runtime.failover && config.runtime.failover.snapshotEvery !== undefined ? { snapshotEvery: config.runtime.failover.snapshotEvery } : {}),
     log: plan.log,
     ...(auto ? { moves: { subjects: ground.subjects, replayMarginMs: REPLAY_MARGIN_MS } } : {}),
   });

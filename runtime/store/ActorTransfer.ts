@@ -133,11 +133,34 @@ export function removeActorInTransaction(actorId: string, dbs: Databases): void 
 }
 
 /**
- * Writes the dump into an actor that has no keys (removed first when replacing). Call inside
- * the transaction, as the body's last write: the memory log takes what it wrote as its own
- * at the end (see MemoryLog.writeInTransaction).
+ * Perceptions already processed, by id, that a restore records as done inbox entries (their
+ * perceptions are not kept: the entry only recognises the id), received at `at`. Failover's
+ * snapshots carry them, so a rebuilt copy does not answer a perception twice.
  */
-export function restoreInTransaction(actorId: string, dbs: Databases, memories: MemoryLog, dump: ActorDump): void {
+export interface DoneInboxIds {
+  ids: string[];
+  at: number;
+}
+
+/** Checks the done ids before any transaction; returns those not among the dump's own entries, each once. */
+export function assertDoneIds(actorId: string, dump: ActorDump, done: DoneInboxIds): string[] {
+  if (!Array.isArray(done.ids) || !Number.isFinite(done.at)) throw new StoreError(`restore of actor ${actorId}: done ids must be a list, with a time`);
+  const seen = new Set(dump.inbox.map((e) => e.id));
+  const out: string[] = [];
+  for (const id of done.ids) {
+    assertEntryId("inbox id", id);
+    if (!seen.has(id)) out.push(id), seen.add(id);
+  }
+  return out;
+}
+
+/**
+ * Writes the dump into an actor that has no keys (removed first when replacing), and the done
+ * ids (checked with assertDoneIds) after its inbox entries. Call inside the transaction, as
+ * the body's last write: the memory log takes what it wrote as its own at the end (see
+ * MemoryLog.writeInTransaction).
+ */
+export function restoreInTransaction(actorId: string, dbs: Databases, memories: MemoryLog, dump: ActorDump, done?: DoneInboxIds): void {
   // Nothing of the actor is left, so the log starts from an empty account.
   const { record, written } = memories.writeInTransaction(dump.state, () => undefined);
   void dbs.state.put([actorId], record);
@@ -145,8 +168,10 @@ export function restoreInTransaction(actorId: string, dbs: Databases, memories: 
     void dbs.inbox.put([actorId, entry.id], { ...entry, seq: i + 1 });
     void dbs.inboxQueue.put([actorId, i + 1], entry.id);
   });
+  const doneIds = done?.ids ?? [];
+  doneIds.forEach((id, i) => void dbs.inbox.put([actorId, id], { id, perception: null, status: "done", attempts: 1, receivedAt: done?.at ?? 0, seq: dump.inbox.length + i + 1 }));
   // The counters go on from what was written, so the next arrival sorts after these.
-  if (dump.inbox.length > 0) void dbs.meta.put([actorId, "inboxSeq"], dump.inbox.length);
+  if (dump.inbox.length + doneIds.length > 0) void dbs.meta.put([actorId, "inboxSeq"], dump.inbox.length + doneIds.length);
   dump.outbox.forEach((entry, i) => void dbs.outbox.put([actorId, entry.id], { seq: i + 1, entry }));
   if (dump.outbox.length > 0) void dbs.meta.put([actorId, "outboxSeq"], dump.outbox.length);
   for (const entry of dump.schedules) void dbs.schedules.put([actorId, entry.id], entry);

@@ -9,7 +9,7 @@
  * range scan over that work alone, however many done entries the actor has kept.
  */
 import { ActorRecords } from "./ActorRecords.ts";
-import { assertEntryId } from "./keys.ts";
+import { assertEntryId, keyParts, prefixRange } from "./keys.ts";
 import { nextSequence } from "./sequence.ts";
 import { StoreError, type InboxEntry } from "./types.ts";
 
@@ -66,6 +66,33 @@ export class Inbox extends ActorRecords {
       if (entry?.status === status) out.push(entry);
     }
     return out;
+  }
+
+  /**
+   * The ids of done entries: what a copy elsewhere needs to recognise a perception this actor
+   * already processed (failover's snapshots carry them). All of them, in key order, when there
+   * are at most `limit`: read from the keys alone. Else the `limit` most recently received,
+   * newest first: every entry is read to tell.
+   */
+  doneIds(limit: number): string[] {
+    this.writer.ensureOpen();
+    const queued = new Set(this.values(this.dbs.inboxQueue));
+    // Within the limit every done entry goes, and the keys alone say which: no entry is decoded.
+    // (A fresh range each time: lmdb's getKeysCount writes into the options it is given.)
+    if (this.dbs.inbox.getKeysCount(prefixRange([this.actorId])) - queued.size <= limit) {
+      const ids: string[] = [];
+      for (const key of this.dbs.inbox.getKeys(prefixRange([this.actorId]))) {
+        const id = String(keyParts(key)[1]);
+        if (!queued.has(id)) ids.push(id);
+      }
+      return ids;
+    }
+    const done: { id: string; receivedAt: number; seq: number }[] = [];
+    for (const entry of this.values(this.dbs.inbox)) {
+      if (entry.status === "done") done.push({ id: entry.id, receivedAt: entry.receivedAt, seq: entry.seq });
+    }
+    done.sort((a, b) => b.receivedAt - a.receivedAt || b.seq - a.seq);
+    return done.slice(0, Math.max(0, limit)).map((e) => e.id);
   }
 
   /** Marks the entry failed: one more attempt, the error kept. It stays in the inbox. */

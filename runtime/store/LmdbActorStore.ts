@@ -3,7 +3,7 @@
  * holds no LMDB resources of its own), and every method reads or writes only keys that
  * start with this actor's id.
  */
-import { assertDump, describeExisting, dumpActor, removeActorInTransaction, restoreInTransaction, type ActorDump } from "./ActorTransfer.ts";
+import { assertDoneIds, assertDump, describeExisting, dumpActor, removeActorInTransaction, restoreInTransaction, type ActorDump, type DoneInboxIds } from "./ActorTransfer.ts";
 import type { AtomicWriter } from "./AtomicWriter.ts";
 import type { Databases } from "./environment.ts";
 import { Inbox } from "./Inbox.ts";
@@ -33,12 +33,15 @@ export interface LmdbActorStore extends ActorStore {
   loadStateHeader(): Omit<ActorState, "workingMemory"> | undefined;
   /** Everything a copy of this actor elsewhere needs (see ActorTransfer), read at one instant; undefined when it has no state. */
   dump(): ActorDump | undefined;
+  /** The ids of the inbox's done entries (a dump leaves them out): all, when at most `limit`; else the `limit` most recently received. */
+  doneInboxIds(limit: number): string[];
   /**
    * Writes a dump as this actor, in one transaction. Refused with a StoreError (nothing
    * written) when the actor has any key here, unless `replace`: then everything it had is
-   * removed in the same transaction. Resolves with what was replaced, if anything.
+   * removed in the same transaction. With `done`, those ids are recorded as processed
+   * perceptions. Resolves with what was replaced, if anything.
    */
-  restore(dump: ActorDump, options?: { replace?: boolean }): Promise<{ replaced?: string }>;
+  restore(dump: ActorDump, options?: { replace?: boolean; done?: DoneInboxIds }): Promise<{ replaced?: string }>;
   /** The turn log: committed turns read back, and revert (undefined when the store keeps none). */
   readonly history: TurnHistory | undefined;
 }
@@ -216,9 +219,15 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     return dumpActor(this.actorId, this.#dbs, this.#memories);
   }
 
-  restore(dump: ActorDump, options: { replace?: boolean } = {}): Promise<{ replaced?: string }> {
+  doneInboxIds(limit: number): string[] {
+    return this.#inbox.doneIds(limit);
+  }
+
+  restore(dump: ActorDump, options: { replace?: boolean; done?: DoneInboxIds } = {}): Promise<{ replaced?: string }> {
+    let done: DoneInboxIds | undefined;
     try {
       assertDump(this.actorId, dump);
+      if (options.done) done = { ids: assertDoneIds(this.actorId, dump, options.done), at: options.done.at };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -240,7 +249,7 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
         throw new StoreError(`actor ${this.actorId} already has data in this store (${existing}); refusing to overwrite it`);
       }
       if (existing !== undefined) removeActorInTransaction(this.actorId, this.#dbs);
-      restoreInTransaction(this.actorId, this.#dbs, this.#memories, dump);
+      restoreInTransaction(this.actorId, this.#dbs, this.#memories, dump, done);
       return existing === undefined ? {} : { replaced: existing };
     });
     restoring.catch(() => this.#memories.forget());

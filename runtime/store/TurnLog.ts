@@ -26,11 +26,6 @@ import type { Databases } from "./environment.ts";
 import { keyParts, prefixRange, type LmdbKey } from "./keys.ts";
 import type { ActorState, KvWrite, LoggedKvWrite, ScheduledEntry, TurnLogEntry, TurnLogKind } from "./types.ts";
 
-
-
-
-
-
 /** An entry read back, with its place in the log. */
 export interface TurnLogRecord extends TurnLogEntry {
   k: number;
@@ -38,8 +33,6 @@ export interface TurnLogRecord extends TurnLogEntry {
 
 /** Slot runs as the state record keeps them (`[first, length]`). */
 type Run = [number, number];
-
-
 
 /** The slot runs a state record's working memory uses (none for a state without a logged memory). */
 function runsOf(state: ActorState | undefined): Run[] {

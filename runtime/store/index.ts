@@ -42,7 +42,7 @@ export {
   type UserModelVersion,
 } from "./userModels.ts";
 export { userModelKey, userModelPrefix, userOfModelKey } from "./userModelKeys.ts";
-export type { ActorDump, ActorKvEntry, DumpedInboxEntry } from "./ActorTransfer.ts";
+export type { ActorDump, ActorKvEntry, DoneInboxIds, DumpedInboxEntry } from "./ActorTransfer.ts";
 export { exportSoul, importSoul, serializeSoulFile, type ExportSoulOptions, type ImportSoulOptions, type ImportSoulResult } from "./soulFile.ts";
 export { parseSoulFile, SOUL_FILE_FORMAT, SOUL_FILE_VERSION, SoulFileError, type SoulFile, type SoulFileState, type SoulFileUserModel } from "./soulFileFormat.ts";
 export { formatPath } from "./fieldPath.ts";

@@ -151,7 +151,8 @@ export function sharedContextGrants(cluster: string, access: "read" | "write"): 
 
 /**
  * What failover needs (docs/STORAGE.md, "Failover and placement"): the souls' history stream
- * (append, and read with short-lived consumers; never purge), the lease buckets, and reading a soul's
+ * (append, read with short-lived consumers, and purge: a soul's owner compacts its history up to
+ * a snapshot it appended; never delete), the lease buckets, and reading a soul's
  * perceptions back from the cluster stream when it moves. Every node gets them: which nodes
  * run with failover is the cluster config's business, not the server's.
  */
@@ -163,6 +164,7 @@ export function failoverGrants(cluster: string): string[] {
     `$JS.API.STREAM.INFO.${history}`,
     `$JS.API.STREAM.CREATE.${history}`,
     `$JS.API.STREAM.UPDATE.${history}`,
+    `$JS.API.STREAM.PURGE.${history}`,
     `$JS.API.CONSUMER.CREATE.${history}`,
     `$JS.API.CONSUMER.CREATE.${history}.>`,
     `$JS.API.CONSUMER.INFO.${history}.*`,

@@ -5,7 +5,11 @@
  *   out: the debugger's detail stays local), and the outbox entries acknowledged since the
  *   previous record, so a restore does not deliver speech again that was delivered;
  * - `snapshot`: the soul's whole state (runtime/store ActorTransfer's dump), a base that the
- *   records after it apply to (written when a soul first joins failover, and after a revert);
+ *   records after it apply to (written when a soul first joins failover, after a revert, and
+ *   every `snapshotEvery` records: then the records before it are removed, historyCompaction.ts),
+ *   with `inboxDone`, the ids of perceptions the soul already processed (a dump has none), so a
+ *   copy rebuilt from it does not answer them again; a snapshot without it (an older writer)
+ *   is read as one that knows none;
  * - `acked`: outbox entries acknowledged (their speech published) with no turn after them yet
  *   to carry them;
  * - `claim`: a node took the soul (a new process of the same node, or another node); written
@@ -29,7 +33,7 @@ export interface RecordOwner {
 
 export type HistoryRecord = (
   | { v: 1; kind: "turn"; n: number; owner: RecordOwner; commit: TurnCommit; acked?: string[] }
-  | { v: 1; kind: "snapshot"; n: number; owner: RecordOwner; dump: ActorDump | null }
+  | { v: 1; kind: "snapshot"; n: number; owner: RecordOwner; dump: ActorDump | null; inboxDone?: string[] }
   | { v: 1; kind: "claim"; n: number; owner: RecordOwner }
   | { v: 1; kind: "acked"; n: number; owner: RecordOwner; acked: string[] }
 ) & {

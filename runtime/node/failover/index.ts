@@ -1,4 +1,5 @@
 export { openReplicatedSoul, type OpenedSoul, type OpenSoulOptions } from "./openReplicatedSoul.ts";
+export { DEFAULT_SNAPSHOT_EVERY, type CompactionEvent, type CompactionOptions } from "./historyCompaction.ts";
 export { ReplicatedActorStore, SoulFencedError, type ReplicaPosition } from "./replicatedActorStore.ts";
 export { decodeRecord, encodeRecord, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 export { startNodeFailover, type NodeFailover, type NodeFailoverOptions } from "./nodeFailover.ts";

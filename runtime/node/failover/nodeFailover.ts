@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import type { Bus, ClusterSubjects, LeaseStore, NodeLease, SoulHistoryLog } from "../../bus/index.ts";
 import { recordMissedPerceptions } from "./missedPerceptions.ts";
 import type { ActorStore, Store } from "../../store/index.ts";
+import { DEFAULT_SNAPSHOT_EVERY, loggedCompaction } from "./historyCompaction.ts";
 import { openReplicatedSoul } from "./openReplicatedSoul.ts";
 import type { ReplicatedActorStore } from "./replicatedActorStore.ts";
 
@@ -18,6 +19,8 @@ export interface NodeFailoverOptions {
   store: Store;
   nodeId: string;
   leaseMs: number;
+  /** A new snapshot every this many records of a soul, the older records then removed (default DEFAULT_SNAPSHOT_EVERY; 0: never). */
+  snapshotEvery?: number;
   log: (line: string) => void;
   /**
    * Souls move between nodes (placement: auto): a soul taken from another node, or opened for
@@ -58,6 +61,8 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
   void lease.lost.then(resolveLost);
   const opened = new Map<string, ReplicatedActorStore>();
 
+  const compaction = loggedCompaction(o.nodeId, o.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, o.log);
+
   const opening = new Map<string, Promise<void>>();
   // Souls claimed from another node whose missed perceptions are still to be read: kept until
   // read, so a failed read is tried again at the next opening (the claim is not made twice).
@@ -69,6 +74,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       leases,
       nodeId: o.nodeId,
       epoch: lease.epoch,
+      compaction,
       onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
     });
     if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);

@@ -16,6 +16,7 @@
  */
 import type { LeaseStore, SoulHistoryLog } from "../../bus/index.ts";
 import type { LmdbActorStore } from "../../store/index.ts";
+import { restoreSnapshot, type CompactionOptions } from "./historyCompaction.ts";
 import { decodeRecord, encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, sameMark, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { ReplicatedActorStore } from "./replicatedActorStore.ts";
 
@@ -27,6 +28,8 @@ export interface OpenSoulOptions {
   /** This process's node-lease revision. */
   epoch: number;
   onFenced: (soulId: string, err: unknown) => void;
+  /** How often the soul's store compacts its history (default: never). */
+  compaction?: CompactionOptions;
 }
 
 export interface OpenedSoul {
@@ -48,10 +51,8 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
   const marks = o.local.kv<ReplicaMark>(REPLICA_NAMESPACE);
 
   if (records.length === 0) {
-    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, o.onFenced);
-    const seed: HistoryRecord = { v: 1, kind: "snapshot", n: 1, owner, dump: o.local.dump() ?? null };
-    await store.append(encodeRecord(seed), 1);
-    await marks.put(REPLICA_KEY, markOf(seed));
+    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, o.onFenced, o.compaction);
+    await store.seed();
     return { store, restored: "seeded", applied: 0 };
   }
 
@@ -65,7 +66,8 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
     await marks.put(REPLICA_KEY, markOf(last));
     restored = "rebuilt";
   }
-  const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq }, o.onFenced);
+  const sinceSnapshot = records.length - 1 - lastSnapshotIndex(records);
+  const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq, sinceSnapshot }, o.onFenced, o.compaction);
   if (last.owner.node !== o.nodeId || last.owner.epoch !== o.epoch) {
     const claim: HistoryRecord = { v: 1, kind: "claim", n: last.n + 1, owner };
     await store.append(encodeRecord(claim), claim.n);
@@ -74,20 +76,23 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
   return { store, restored, applied, previous };
 }
 
-/** Replaces the local copy with what the records say: the last snapshot, then each turn after it. */
+/** Where the last snapshot is among the records (-1: none). */
+function lastSnapshotIndex(records: readonly HistoryRecord[]): number {
+  for (let i = records.length - 1; i >= 0; i--) if (records[i]?.kind === "snapshot") return i;
+  return -1;
+}
+
+/**
+ * Replaces the local copy with what the records say: the last snapshot (with the perceptions
+ * it knows as done), then each turn after it.
+ */
 async function rebuild(local: LmdbActorStore, records: readonly HistoryRecord[]): Promise<number> {
-  let from = 0;
-  for (let i = records.length - 1; i >= 0; i--) {
-    if (records[i]?.kind === "snapshot") {
-      from = i;
-      break;
-    }
-  }
+  const from = lastSnapshotIndex(records);
   const base = records[from];
-  if (base?.kind === "snapshot" && base.dump) await local.restore(base.dump, { replace: true });
+  if (base?.kind === "snapshot") await restoreSnapshot(local, base);
   else await local.destroy();
   let applied = 0;
-  for (const record of records.slice(base?.kind === "snapshot" ? from + 1 : from)) {
+  for (const record of records.slice(from + 1)) {
     if (record.kind === "turn") {
       await local.commitTurn(record.commit);
       applied += 1;

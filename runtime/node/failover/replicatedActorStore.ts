@@ -11,6 +11,11 @@
  * local copy is then one turn ahead of the history; the next node to open the soul here sees
  * that its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
  *
+ * Every `compaction.every` records after the last snapshot, the store writes a new snapshot
+ * in line with the commits, after the commit that reached the count has resolved (so it does
+ * not delay that commit), and once it has landed removes the records before it
+ * (historyCompaction.ts). It purges only up to a snapshot it appended itself.
+ *
  * What is not replicated, on purpose: inbox arrivals and errors (the perception stream keeps
  * perceptions until a turn's commit acknowledges them, and a failed one is retried there),
  * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
@@ -18,6 +23,7 @@
  */
 import { HistoryFencedError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
+import { MAX_SNAPSHOT_BYTES, snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 
 /** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
@@ -30,6 +36,8 @@ export interface ReplicaPosition {
   n: number;
   /** The log's sequence of that record (0: none). */
   lastSeq: number;
+  /** Records after the soul's last snapshot (default 0). */
+  sinceSnapshot?: number;
 }
 
 export class SoulFencedError extends Error {
@@ -53,13 +61,17 @@ export class ReplicatedActorStore implements ActorStore {
     readonly owner: RecordOwner,
     position: ReplicaPosition,
     private readonly onFenced: (soulId: string, err: unknown) => void,
+    private readonly compaction: CompactionOptions = { every: 0 },
   ) {
     this.actorId = local.actorId;
     this.#position = position;
+    this.#sinceSnapshot = position.sinceSnapshot ?? 0;
   }
+  #sinceSnapshot: number;
+  #compactionQueued = false;
 
   get position(): ReplicaPosition {
-    return { ...this.#position };
+    return { ...this.#position, sinceSnapshot: this.#sinceSnapshot };
   }
 
   get history() {
@@ -101,6 +113,23 @@ export class ReplicatedActorStore implements ActorStore {
       this.#acked.unshift(...acked);
       throw err;
     });
+    this.#compactWhenDue();
+  }
+
+  /**
+   * Queues a compaction once enough records followed the last snapshot. Queued, not awaited:
+   * the commit that reached the count resolves first; the next commit waits behind it.
+   */
+  #compactWhenDue(): void {
+    const every = this.compaction.every;
+    if (every <= 0 || this.#sinceSnapshot < every || this.#compactionQueued) return;
+    this.#compactionQueued = true;
+    const run = this.#queue.then(async () => {
+      this.#compactionQueued = false;
+      if (this.#fenced || this.#retired || this.#sinceSnapshot < every) return;
+      await this.#appendSnapshot(true);
+    });
+    this.#queue = run.catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
   }
 
   /**
@@ -108,15 +137,49 @@ export class ReplicatedActorStore implements ActorStore {
    * line with the commits and acknowledgements, so two appends never race for one sequence.
    */
   snapshot(): Promise<void> {
+    return this.#snapshotInLine(true);
+  }
+
+  /** The soul's first record, when it joins failover: a snapshot with nothing before it to remove. */
+  seed(): Promise<void> {
+    return this.#snapshotInLine(false);
+  }
+
+  #snapshotInLine(purge: boolean): Promise<void> {
     const run = this.#queue.then(async () => {
       if (this.#fenced) throw new SoulFencedError(this.actorId);
-      const n = this.#position.n + 1;
-      const record: HistoryRecord = { v: 1, kind: "snapshot", n, owner: this.owner, dump: this.local.dump() ?? null };
-      await this.append(encodeRecord(record), n);
-      await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
+      await this.#appendSnapshot(purge);
     });
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Inside the queue: the soul as the local copy has it now (every commit before it landed,
+   * none after it started) as the next record; then, if this node compacts, the records
+   * before it go. The purge runs outside the queue: the next commit need not wait for it.
+   */
+  async #appendSnapshot(purge: boolean): Promise<void> {
+    const started = performance.now();
+    const n = this.#position.n + 1;
+    const bytes = encodeRecord(snapshotRecord(this.local, n, this.owner));
+    if (bytes.length > MAX_SNAPSHOT_BYTES) throw new Error(`soul '${this.actorId}': a snapshot of ${bytes.length} bytes is over the history's record limit; its history is not compacted`);
+    // The dump has every acknowledgement that landed locally: none of them needs a record of its own now.
+    const acked = this.#takeAcked();
+    await this.append(bytes, n).catch((err: unknown) => {
+      this.#acked.unshift(...acked);
+      throw err;
+    });
+    const seq = this.#position.lastSeq;
+    this.#sinceSnapshot = 0;
+    await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
+    if (!purge || this.compaction.every <= 0) return;
+    const ms = performance.now() - started;
+    // Only up to the snapshot just appended by this store: whatever a later owner writes comes after it.
+    void this.log
+      .purgeBefore(this.actorId, seq)
+      .then((purged) => this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms, purged }))
+      .catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
   }
 
   #takeAcked(): string[] {
@@ -163,6 +226,7 @@ export class ReplicatedActorStore implements ActorStore {
       try {
         const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, msgId);
         this.#position = { n, lastSeq: seq };
+        this.#sinceSnapshot += 1;
         return;
       } catch (err) {
         if (err instanceof HistoryFencedError) {

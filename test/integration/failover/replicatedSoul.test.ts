@@ -173,6 +173,49 @@ describeWithNats("a soul's replicated history and leases", () => {
     expect((await log.read("x", one)).map((e) => e.seq)).toEqual([two]);
   });
 
+  it("a soul whose state outgrows the server's max_payload still commits: its records go in parts, read back whole, and a rebuild elsewhere has it all", async () => {
+    const cluster = uniqueCluster("fo");
+    const [busA, busB] = [await bus(cluster), await bus(cluster)];
+    const leaseBusA = await bus(cluster);
+    const leasesA = leaseBusA.leases!(1_000);
+    const leasesB = busB.leases!(1_000);
+    const nodeA = await leasesA.holdNode("a", "machine-a");
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor("big"), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    // About 2.4 MB of working memory: each turn's record is over the server's 1 MiB max_payload.
+    const large = (turn: number): ReturnType<typeof sampleState> => {
+      const state = sampleState(turn);
+      const memories = (state.workingMemory as { memories: Record<string, unknown>[] }).memories;
+      for (let i = 0; i < 40; i++) memories.push({ role: "user", content: `${i} ${"long story ".repeat(5_500)}`, _id: `big-${turn}-${i}`, _timestamp: 1 });
+      return state;
+    };
+    for (let turn = 1; turn <= 2; turn++) await a.store.commitTurn({ state: large(turn) });
+    const log = busB.soulHistory!();
+    const records = await log.read("big");
+    expect(records).toHaveLength(3); // the seed snapshot, two turns
+    expect(records[2]!.data.length).toBeGreaterThan(2 * 1024 * 1024);
+
+    await leaseBusA.close();
+    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+    const nodeB = await leasesB.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await openReplicatedSoul({ local: storeB.actor("big"), log, leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    expect(b.restored).toBe("rebuilt");
+    expect(storeB.actor("big").loadState()).toEqual(storeA.actor("big").loadState());
+
+    // A purge before a record sent in parts keeps all of its parts.
+    const last = records[2]!.seq;
+    await log.purgeBefore("big", last);
+    expect((await log.read("big")).map((r) => r.seq)).toContain(last);
+    await b.store.commitTurn({ state: large(3) });
+    const seqOfThird = (await log.read("big")).at(-1)!.seq;
+    expect(await log.purgeBefore("big", seqOfThird)).toBeGreaterThan(0);
+    const left = await log.read("big");
+    expect(left).toHaveLength(1);
+    expect(left[0]!.seq).toBe(seqOfThird);
+    await nodeB.release();
+  }, 40_000);
+
   it("a lease bucket made under another lease length is brought to the config's, so a changed leaseMs takes effect", async () => {
     const cluster = uniqueCluster("fo");
     const first = (await bus(cluster)).leases!(3_000);

@@ -3,7 +3,8 @@
  * append to its souls' histories, hold leases and read them back, so a node with
  * `runtime.failover` runs, and a node on a fresh data directory (its machine lost) rebuilds its
  * souls with every committed turn and answers what was sent meanwhile, once, on a nats-server
- * that enforces them. A bridge user may not touch the history.
+ * that enforces them; it compacts a history too (a snapshot, then a purge). A bridge user may
+ * not touch the history.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -37,7 +38,7 @@ describeWithNats("failover under nats-config permissions", () => {
   });
 
   it("a node keeps its souls' history and leases, and rebuilds a soul on a fresh data directory", async () => {
-    const config = parseClusterConfig({ cluster, nodes: ["a"], souls: [{ id: "sam", blueprint: "samantha" }], runtime: { heartbeatMs: 200, failover: { leaseMs: 600 } } });
+    const config = parseClusterConfig({ cluster, nodes: ["a"], souls: [{ id: "sam", blueprint: "samantha" }], runtime: { heartbeatMs: 200, failover: { leaseMs: 600, snapshotEvery: 2 } } });
     const nats = { servers: server.url, user: "node-a", pass, inboxPrefix: inboxPrefixFor("node-a") };
     const lines: string[] = [];
     const first = await startNode({ config, nats, nodeId: "a", data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(l) });
@@ -51,27 +52,32 @@ describeWithNats("failover under nats-config permissions", () => {
     });
     const greeting = await perceive(watcher, "sam", "Hi, I'm Ada.", { name: "Ada" });
     await until(() => answers.includes(greeting.id), 15_000, () => `an answer; node log:\n${lines.join("\n")}`);
+    // A second turn: the history reaches snapshotEvery and is compacted (a snapshot, then a purge the node user may make).
+    const second = await perceive(watcher, "sam", "How are you?", { name: "Ada" });
+    await until(() => answers.includes(second.id), 15_000, () => `the second answer; node log:\n${lines.join("\n")}`);
     await first.idle();
     const before = first.memory("sam");
     await first.stop();
     // The machine is gone (the next start has a fresh data directory); someone writes meanwhile.
     const waiting = await perceive(watcher, "sam", "Are you still there?", { name: "Ada" });
 
-    const second = await startNode({ config, nats, nodeId: "a", data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(l) });
+    const restarted = await startNode({ config, nats, nodeId: "a", data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(l) });
     try {
-      expect(lines.join("\n")).toMatch(/soul sam rebuilt from its replicated history \(1 turns\)/);
+      expect(lines.join("\n")).not.toMatch(/not compacted/);
+      expect(lines.join("\n")).toMatch(/soul sam rebuilt from its replicated history \(0 turns\)/);
       await until(() => answers.filter((c) => c === waiting.id).length > 0, 15_000, () => `the answer to what waited; node log:\n${lines.join("\n")}`);
-      await second.idle();
-      const after = second.memory("sam");
+      await restarted.idle();
+      const after = restarted.memory("sam");
       expect(after.turns).toBe(before.turns + 1);
       const contents = (m: typeof after) => (m.workingMemory as { memories: { content: string }[] }).memories.map((x) => x.content);
       expect(contents(after).slice(0, contents(before).length)).toEqual(contents(before));
       // Every perception answered once, across the loss.
       expect(answers.filter((c) => c === waiting.id)).toHaveLength(1);
       expect(answers.filter((c) => c === greeting.id)).toHaveLength(1);
+      expect(answers.filter((c) => c === second.id)).toHaveLength(1);
     } finally {
       await sub.stop();
-      await second.stop();
+      await restarted.stop();
       await watcher.close();
     }
   }, 60_000);

@@ -141,10 +141,11 @@ describe("rolePermissions: the exact lists per role", () => {
     }
   });
 
-  it("no role may delete or purge the stream, or touch the JetStream API of everything", () => {
+  it("no role may delete or purge the stream, or touch the JetStream API of everything; only a node may purge the souls' history (compaction)", () => {
     for (const role of ROLES) {
       const all = [...rolePermissions("demo", role, { user: "u" }).publish.allow];
-      expect(all.filter((s) => /DELETE\.ENSOUL_demo$|PURGE|STREAM\.(NAMES|LIST)|^\$JS\.API\.>$|^>$/.test(s)), role).toEqual([]);
+      expect(all.filter((s) => /STREAM\.DELETE\.|DELETE\.ENSOUL_demo$|STREAM\.(NAMES|LIST)|^\$JS\.API\.>$|^>$/.test(s)), role).toEqual([]);
+      expect(all.filter((s) => /PURGE/.test(s)), role).toEqual(role === "node" ? ["$JS.API.STREAM.PURGE.ENSOUL_demo_HISTORY"] : []);
     }
   });
 

@@ -1,0 +1,237 @@
+/**
+ * Compaction of a soul's replicated history on a real nats-server: the owner writes a snapshot
+ * every `snapshotEvery` records and removes the records before it, so the soul's subject stays
+ * small while a rebuild elsewhere still has the whole soul; the snapshot carries the done
+ * inbox ids, so a takeover's replay of missed perceptions answers nothing twice; and a stale
+ * owner cannot remove what the new owner wrote.
+ */
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { clusterSubjects, connectNatsBus, decodeEnvelope, historyStreamName, historySubject, isKind, type Bus, type LeaseStore, type SoulHistoryLog } from "../../../runtime/bus/index.ts";
+import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
+import { openReplicatedSoul, type CompactionEvent, type OpenSoulOptions } from "../../../runtime/node/failover/index.ts";
+import { recordMissedPerceptions } from "../../../runtime/node/failover/missedPerceptions.ts";
+import { openStore, type Store } from "../../../runtime/store/index.ts";
+import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
+import { describeWithNats } from "../../support/nats/describeWithNats.ts";
+import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
+
+const EVERY = 5;
+
+describeWithNats("compaction of a soul's replicated history", () => {
+  const dirs = tempDirs("ensoul-compact-");
+  let server: NatsServerHandle;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  const buses: Bus[] = [];
+  const stores: Store[] = [];
+  const bus = async (cluster: string) => {
+    const b = await connectNatsBus({ servers: server.url, cluster });
+    buses.push(b);
+    return b;
+  };
+  const store = () => {
+    const s = openStore({ path: dirs.make(), noSync: true });
+    stores.push(s);
+    return s;
+  };
+  /** How many records the soul's subject holds now (the stream's own count, per subject). */
+  const recordsOf = async (cluster: string, soulId: string) => {
+    const subject = historySubject(cluster, soulId);
+    const info = await jsm.streams.info(historyStreamName(cluster), { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  };
+  /** Compaction reports, and a wait for the n-th purge. */
+  const reports = () => {
+    const events: CompactionEvent[] = [];
+    const compacted = (count: number) => until(async () => events.filter((e) => e.kind === "compacted").length >= count, 5_000);
+    return { events, compacted, report: (e: CompactionEvent) => void events.push(e) };
+  };
+  const opener = (local: Store, soulId: string, log: SoulHistoryLog, leases: LeaseStore, nodeId: string, epoch: number, extra: Partial<OpenSoulOptions> = {}) =>
+    openReplicatedSoul({ local: local.actor(soulId), log, leases, nodeId, epoch, onFenced: () => undefined, ...extra });
+
+  beforeAll(async () => {
+    server = await startNatsServer({ jetstream: true });
+    nc = await connect({ servers: server.url });
+    jsm = await jetstreamManager(nc);
+  });
+  afterAll(async () => {
+    await Promise.allSettled(stores.map((s) => s.close()));
+    await Promise.allSettled(buses.map((b) => b.close()));
+    await nc?.close();
+    await server?.dispose();
+    dirs.cleanup();
+  });
+
+  it("keeps a soul's subject to about snapshotEvery records, and a rebuild from it has the whole soul", async () => {
+    const cluster = uniqueCluster("cmp");
+    const b1 = await bus(cluster);
+    const leases = b1.leases!(2_000);
+    const nodeA = await leases.holdNode("a", "machine-a");
+    const storeA = store();
+    const r = reports();
+    const a = await opener(storeA, "sam", b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    for (let turn = 1; turn <= 23; turn++) {
+      await storeA.actor("sam").receive(`p${turn}`, { content: `hello ${turn}` });
+      // Working memory that grows every turn: the rebuilt soul must have all of it.
+      await a.store.commitTurn({ state: sampleState(turn, turn * 2), inboxDone: `p${turn}`, outbox: [sampleOutbox(turn)], kv: [{ namespace: "userModel", key: ["ada", turn], value: { turn } }] });
+      if (turn < 23) await a.store.ackOutbox(sampleOutbox(turn).id);
+      // A purge runs beside the next commits: it may be a few records behind, never a whole round.
+      expect(await recordsOf(cluster, "sam")).toBeLessThanOrEqual(2 * EVERY + 1);
+    }
+    // The seed, then 23 turns: a snapshot after every fifth record, each followed by a purge.
+    await r.compacted(4);
+    expect(r.events.filter((e) => e.kind === "failed")).toEqual([]);
+    expect(await recordsOf(cluster, "sam")).toBeLessThanOrEqual(EVERY + 1);
+    expect((await b1.soulHistory!().read("sam")).length).toBe(await recordsOf(cluster, "sam"));
+    await nodeA.release();
+
+    const nodeB = await leases.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await opener(storeB, "sam", b1.soulHistory!(), leases, "b", nodeB.epoch);
+    expect(b.restored).toBe("rebuilt");
+    expect(b.applied).toBeLessThanOrEqual(EVERY);
+    const [was, now] = [storeA.actor("sam"), storeB.actor("sam")];
+    expect(now.loadState()).toEqual(was.loadState());
+    expect(now.loadState()?.turn).toBe(23);
+    expect((now.loadState()?.workingMemory as { memories: unknown[] }).memories).toHaveLength(46);
+    expect(now.kvRange!("userModel", ["ada"])).toEqual(was.kvRange!("userModel", ["ada"]));
+    // Speech acknowledged before the snapshots is not said again; the last turn's, never acknowledged, is.
+    expect(now.pendingOutbox().map((e) => e.id)).toEqual([sampleOutbox(23).id]);
+    // Perceptions processed long before the last snapshot are still known.
+    for (const id of ["p1", "p7", "p22", "p23"]) expect(await now.receive(id, { content: "again" }), id).toBe(false);
+    await nodeB.release();
+  }, 20_000);
+
+  it("perceptions answered just before a snapshot are not taken for missed ones by the node that takes the soul over", async () => {
+    const cluster = uniqueCluster("cmp");
+    const b1 = await bus(cluster);
+    const leases = b1.leases!(2_000);
+    const nodeA = await leases.holdNode("a", "machine-a");
+    const storeA = store();
+    const r = reports();
+    const a = await opener(storeA, "ivy", b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    // Five perceptions on the cluster stream, each answered by a turn: the fifth turn's record
+    // is the fifth after the seed, so a snapshot follows it and the turns go.
+    const answered = [];
+    for (let i = 1; i <= 5; i++) {
+      const p = await perceive(b1, "ivy", `hello ${i}`);
+      answered.push(p.id);
+      await storeA.actor("ivy").receive(p.id, { content: `hello ${i}` });
+      await a.store.commitTurn({ state: sampleState(i), inboxDone: p.id });
+    }
+    await r.compacted(1);
+    const history = await b1.soulHistory!().read("ivy");
+    expect(history).toHaveLength(1); // the snapshot alone: every turn that answered them is gone
+    // One more arrives and is never answered here: the node is lost before its turn.
+    const unanswered = await perceive(b1, "ivy", "are you there?");
+    await nodeA.release();
+
+    const nodeB = await leases.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await opener(storeB, "ivy", b1.soulHistory!(), leases, "b", nodeB.epoch);
+    expect(b.restored).toBe("rebuilt");
+    const sinceMs = (b.previous?.at ?? Date.now()) - 120_000;
+    const missed = await recordMissedPerceptions({ log: b1.soulHistory!(), subjects: clusterSubjects(cluster), store: b.store, soulId: "ivy", sinceMs });
+    expect(missed).toBe(1);
+    expect(storeB.actor("ivy").pendingInbox().map((e) => e.id)).toEqual([unanswered.id]);
+    for (const id of answered) expect(storeB.actor("ivy").inboxEntry(id)?.status, id).toBe("done");
+    await nodeB.release();
+  }, 20_000);
+
+  it("a stale owner's snapshot is fenced, and its late purge cannot remove the new owner's records", async () => {
+    const cluster = uniqueCluster("cmp");
+    const [busA, busB] = [await bus(cluster), await bus(cluster)];
+    const leaseBusA = await bus(cluster);
+    const leasesA = leaseBusA.leases!(1_000);
+    const leasesB = busB.leases!(1_000);
+    const nodeA = await leasesA.holdNode("a", "machine-a");
+    // a's purges wait until let go: a paused process whose purge runs after the soul moved on.
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const logA = busA.soulHistory!();
+    const slowLog: SoulHistoryLog = { ...logA, purgeBefore: async (soulId, seq) => (await gate, logA.purgeBefore(soulId, seq)) };
+    const fenced: string[] = [];
+    const r = reports();
+    const storeA = store();
+    const a = await opener(storeA, "kit", slowLog, leasesA, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report }, onFenced: (id) => fenced.push(id) });
+    for (let turn = 1; turn <= EVERY; turn++) await a.store.commitTurn({ state: sampleState(turn) });
+    // The snapshot has landed (the next commit waits behind it); its purge has not.
+    await a.store.commitTurn({ state: sampleState(EVERY + 1) });
+    const beforeClaim = await recordsOf(cluster, "kit");
+    expect(beforeClaim).toBe(1 + EVERY + 1 + 1); // seed, five turns, snapshot, one more turn
+
+    await leaseBusA.close();
+    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+    const storeB = store();
+    const nodeB = await leasesB.holdNode("b", "machine-b");
+    const b = await opener(storeB, "kit", busB.soulHistory!(), leasesB, "b", nodeB.epoch);
+    for (let turn = EVERY + 2; turn <= EVERY + 4; turn++) await b.store.commitTurn({ state: sampleState(turn) });
+
+    // The stale owner snapshots again: fenced, nothing appended, nothing purged.
+    await expect(a.store.snapshot()).rejects.toThrow(/owned by another node/);
+    expect(fenced).toEqual(["kit"]);
+    // Its earlier purge goes through now: only what came before its own snapshot goes.
+    letGo();
+    await r.compacted(1);
+    const left = await busB.soulHistory!().read("kit");
+    expect(left).toHaveLength(1 + 1 + 1 + 3); // a's snapshot, a's turn after it, b's claim, b's three turns
+    await nodeB.release();
+
+    const nodeC = await leasesB.holdNode("c", "machine-c");
+    const storeC = store();
+    const c = await opener(storeC, "kit", busB.soulHistory!(), leasesB, "c", nodeC.epoch);
+    expect(c.restored).toBe("rebuilt");
+    expect(storeC.actor("kit").loadState()).toEqual(storeB.actor("kit").loadState());
+    expect(storeC.actor("kit").loadState()?.turn).toBe(EVERY + 4);
+    await nodeC.release();
+  }, 20_000);
+
+  it("nodes compact as the config says; the node that takes the soul over answers only what was never answered", async () => {
+    const cluster = uniqueCluster("cmp");
+    const config = parseClusterConfig({ cluster, placement: "auto", souls: [{ id: "sam", blueprint: "samantha" }], runtime: { heartbeatMs: 200, failover: { leaseMs: 900, snapshotEvery: 3 } } });
+    const watcher = await bus(cluster);
+    const answers: string[] = [];
+    await watcher.durable(clusterSubjects(cluster).allSouls("says"), "watch", (m) => {
+      const d = decodeEnvelope(m.data);
+      if (d.ok && isKind(d.envelope, "speech") && d.envelope.body.final && d.envelope.causation) answers.push(d.envelope.causation);
+    });
+    const lines: string[] = [];
+    const start = (name: string) => startNode({ config, nodeId: name, nats: { servers: server.url }, data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(`[${name}] ${l}`) });
+    const a = await start("a");
+    const sent: string[] = [];
+    for (let i = 1; i <= 7; i++) {
+      const p = await perceive(watcher, "sam", `Message ${i}, from Ada.`, { name: "Ada" });
+      sent.push(p.id);
+      await until(async () => answers.includes(p.id), 10_000);
+    }
+    await a.idle();
+    await until(async () => (await recordsOf(cluster, "sam")) <= 3 + 2, 5_000);
+    await a.stop();
+    // Sent while no node runs the soul: the next node finds it in the stream and answers it.
+    const waiting = await perceive(watcher, "sam", "Still there?", { name: "Ada" });
+    const b = await start("b");
+    try {
+      await until(async () => answers.includes(waiting.id), 10_000);
+      await b.idle();
+      expect(lines.join("\n")).toMatch(/\[b\] .*soul sam rebuilt from its replicated history/);
+      expect(lines.join("\n")).toMatch(/\[b\] .*soul sam had 1 perception waiting/);
+      expect(b.memory("sam").turns).toBe(8);
+      await new Promise((r) => setTimeout(r, 300));
+      for (const id of [...sent, waiting.id]) expect(answers.filter((c) => c === id), id).toHaveLength(1);
+    } finally {
+      await b.stop();
+    }
+  }, 30_000);
+});
+
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
