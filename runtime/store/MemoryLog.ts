@@ -77,7 +77,7 @@ function isLogged(wm: unknown): wm is LoggedWorkingMemory {
  * The same memory: the same object, or a copy with the same own fields holding the same
  * values (nested values by reference). The store does not assume a memory's shape.
  */
-function sameMemory(a: unknown, b: unknown): boolean {
+export function sameMemory(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   const x = a as Record<string, unknown>;
@@ -86,13 +86,16 @@ function sameMemory(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && x[k] === y[k]);
 }
 
-/** How many memories at the front of `next` are the same as at the front of `base`. */
-function sharedPrefix(base: readonly unknown[], next: readonly unknown[]): number {
-  const limit = Math.min(base.length, next.length);
+/**
+ * How many memories at the front of `next` are the same as in `base` from `baseFrom` on (at
+ * the front of `base`, by default).
+ */
+export function sharedPrefix(base: readonly unknown[], next: readonly unknown[], baseFrom = 0): number {
+  const limit = Math.min(base.length - baseFrom, next.length);
   let keep = 0;
   // Identity first, in a loop the JIT keeps tight: a turn that appends shares every memory.
-  while (keep < limit && base[keep] === next[keep]) keep++;
-  while (keep < limit && sameMemory(base[keep], next[keep])) keep++;
+  while (keep < limit && base[baseFrom + keep] === next[keep]) keep++;
+  while (keep < limit && sameMemory(base[baseFrom + keep], next[keep])) keep++;
   return keep;
 }
 

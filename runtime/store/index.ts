@@ -46,4 +46,5 @@ export type { ActorDump, ActorKvEntry, DoneInboxIds, DumpedInboxEntry } from "./
 export { exportSoul, importSoul, serializeSoulFile, type ExportSoulOptions, type ImportSoulOptions, type ImportSoulResult } from "./soulFile.ts";
 export { parseSoulFile, SOUL_FILE_FORMAT, SOUL_FILE_VERSION, SoulFileError, type SoulFile, type SoulFileState, type SoulFileUserModel } from "./soulFileFormat.ts";
 export { formatPath } from "./fieldPath.ts";
+export { sameMemory, sharedPrefix } from "./MemoryLog.ts";
 export * from "./documents/index.ts";

@@ -3,7 +3,9 @@
  *
  * - `turn`: one committed turn, the same TurnCommit the node wrote to LMDB (its trace left
  *   out: the debugger's detail stays local), and the outbox entries acknowledged since the
- *   previous record, so a restore does not deliver speech again that was delivered;
+ *   previous record, so a restore does not deliver speech again that was delivered. Its working
+ *   memory's memories may instead come as `memories`, a delta from the previous turn record's
+ *   (memoryDelta.ts); such a record is version 2, so a node that cannot apply it refuses it;
  * - `snapshot`: the soul's whole state (runtime/store ActorTransfer's dump), a base that the
  *   records after it apply to (written when a soul first joins failover, after a revert, and
  *   every `snapshotEvery` records: then the records before it are removed, historyCompaction.ts),
@@ -20,8 +22,11 @@
  */
 import { Packr } from "msgpackr";
 import type { ActorDump, TurnCommit } from "../../store/index.ts";
+import type { MemoryDelta } from "./memoryDelta.ts";
 
 export const HISTORY_RECORD_VERSION = 1;
+/** A turn record whose memories are a delta (`memories`). */
+export const DELTA_RECORD_VERSION = 2;
 
 export interface RecordOwner {
   node: string;
@@ -33,6 +38,7 @@ export interface RecordOwner {
 
 export type HistoryRecord = (
   | { v: 1; kind: "turn"; n: number; owner: RecordOwner; commit: TurnCommit; acked?: string[] }
+  | { v: 2; kind: "turn"; n: number; owner: RecordOwner; commit: TurnCommit; acked?: string[]; memories: MemoryDelta }
   | { v: 1; kind: "snapshot"; n: number; owner: RecordOwner; dump: ActorDump | null; inboxDone?: string[] }
   | { v: 1; kind: "claim"; n: number; owner: RecordOwner }
   | { v: 1; kind: "acked"; n: number; owner: RecordOwner; acked: string[] }
@@ -60,7 +66,8 @@ export function encodeRecord(record: HistoryRecord): Uint8Array {
 
 export function decodeRecord(soulId: string, bytes: Uint8Array): HistoryRecord {
   const r = packr.unpack(bytes) as Partial<HistoryRecord> | null;
-  if (typeof r !== "object" || r === null || r.v !== HISTORY_RECORD_VERSION || typeof r.n !== "number" || !r.owner || !["turn", "snapshot", "claim", "acked"].includes(String(r.kind))) {
+  const known = r?.v === HISTORY_RECORD_VERSION || (r?.v === DELTA_RECORD_VERSION && r.kind === "turn");
+  if (typeof r !== "object" || r === null || !known || typeof r.n !== "number" || !r.owner || !["turn", "snapshot", "claim", "acked"].includes(String(r.kind))) {
     throw new Error(`soul '${soulId}': a history record this node cannot read (version ${String((r as { v?: unknown } | null)?.v)}); was it written by a newer ensoul?`);
   }
   return r as HistoryRecord;

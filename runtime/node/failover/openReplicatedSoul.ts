@@ -17,7 +17,8 @@
 import type { LeaseStore, SoulHistoryLog } from "../../bus/index.ts";
 import type { LmdbActorStore } from "../../store/index.ts";
 import { restoreSnapshot, type CompactionOptions } from "./historyCompaction.ts";
-import { decodeRecord, encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, sameMark, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
+import { applyMemoryDelta, memoriesOf, withMemories } from "./memoryDelta.ts";
+import { decodeRecord, DELTA_RECORD_VERSION, encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, sameMark, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { ReplicatedActorStore } from "./replicatedActorStore.ts";
 
 export interface OpenSoulOptions {
@@ -92,9 +93,13 @@ async function rebuild(local: LmdbActorStore, records: readonly HistoryRecord[])
   if (base?.kind === "snapshot") await restoreSnapshot(local, base);
   else await local.destroy();
   let applied = 0;
+  // The memories the next delta applies to: the snapshot's, then each turn's.
+  let memories = base?.kind === "snapshot" ? memoriesOf(base.dump?.state) : undefined;
   for (const record of records.slice(from + 1)) {
     if (record.kind === "turn") {
-      await local.commitTurn(record.commit);
+      const commit = record.v === DELTA_RECORD_VERSION ? withMemories(record.commit, applyMemoryDelta(local.actorId, memories, record.memories)) : record.commit;
+      await local.commitTurn(commit);
+      memories = memoriesOf(commit.state);
       applied += 1;
     }
     if (record.kind === "turn" || record.kind === "acked") for (const id of record.acked ?? []) await local.ackOutbox(id).catch(() => undefined);

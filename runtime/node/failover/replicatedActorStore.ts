@@ -25,6 +25,7 @@ import { HistoryFencedError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
 import { MAX_SNAPSHOT_BYTES, snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
+import { memoriesOf, memoryDelta, withoutMemories } from "./memoryDelta.ts";
 
 /** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
 const APPEND_RETRY_MS = 60_000;
@@ -69,6 +70,8 @@ export class ReplicatedActorStore implements ActorStore {
   }
   #sinceSnapshot: number;
   #compactionQueued = false;
+  /** The memories of the last turn record this store appended: the next turn's delta is from them (memoryDelta.ts). */
+  #memories: readonly unknown[] | undefined;
 
   get position(): ReplicaPosition {
     return { ...this.#position, sinceSnapshot: this.#sinceSnapshot };
@@ -106,13 +109,20 @@ export class ReplicatedActorStore implements ActorStore {
     const n = this.#position.n + 1;
     const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
     const acked = this.#takeAcked();
-    const record: HistoryRecord = { v: 1, kind: "turn", n, owner: this.owner, commit: this.#replicable(commit), ...(acked.length > 0 ? { acked } : {}) };
+    const replicable = this.#replicable(commit);
+    const memories = memoriesOf(commit.state);
+    const delta = memoryDelta(this.#memories, memories ?? []);
+    const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
+    const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
     const bytes = encodeRecord(record);
+    // Until this record has landed, the next one cannot be a delta from it.
+    this.#memories = undefined;
     await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
     await this.append(bytes, n).catch((err: unknown) => {
       this.#acked.unshift(...acked);
       throw err;
     });
+    this.#memories = memories;
     this.#compactWhenDue();
   }
 
@@ -166,6 +176,8 @@ export class ReplicatedActorStore implements ActorStore {
     if (bytes.length > MAX_SNAPSHOT_BYTES) throw new Error(`soul '${this.actorId}': a snapshot of ${bytes.length} bytes is over the history's record limit; its history is not compacted`);
     // The dump has every acknowledgement that landed locally: none of them needs a record of its own now.
     const acked = this.#takeAcked();
+    // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
+    this.#memories = undefined;
     await this.append(bytes, n).catch((err: unknown) => {
       this.#acked.unshift(...acked);
       throw err;

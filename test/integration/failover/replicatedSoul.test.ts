@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, nanos } from "@nats-io/transport-node";
 import { connectNatsBus, HistoryFencedError, LeaseHeldError, nodeLeaseBucket, type Bus } from "../../../runtime/bus/index.ts";
-import { openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
+import { decodeRecord, openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
@@ -213,6 +213,49 @@ describeWithNats("a soul's replicated history and leases", () => {
     const left = await log.read("big");
     expect(left).toHaveLength(1);
     expect(left[0]!.seq).toBe(seqOfThird);
+    await nodeB.release();
+  }, 40_000);
+
+  it("a turn's record carries what changed in its working memory (appended, and a window's oldest dropped), and a rebuild elsewhere has every memory", async () => {
+    const cluster = uniqueCluster("fo");
+    const [busA, busB] = [await bus(cluster), await bus(cluster)];
+    const leaseBusA = await bus(cluster);
+    const leasesA = leaseBusA.leases!(1_000);
+    const leasesB = busB.leases!(1_000);
+    const nodeA = await leasesA.holdNode("a", "machine-a");
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor("window"), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    // A soul keeping its last 30 memories, each a few hundred bytes; every turn adds two.
+    let memories: Record<string, unknown>[] = [];
+    for (let turn = 1; turn <= 25; turn++) {
+      const added = [0, 1].map((k) => ({ role: k === 0 ? "user" : "assistant", content: `turn ${turn} ${k} ${"words ".repeat(60)}`, _id: `m-${turn}-${k}` }));
+      // From turn 10 on, equal copies rather than the same objects: compared by value.
+      const kept = turn >= 10 ? memories.map((m) => ({ ...m })) : memories;
+      memories = [...kept, ...added].slice(-30);
+      const state = sampleState(turn);
+      await a.store.commitTurn({ state: { ...state, workingMemory: { ...(state.workingMemory as object), memories } } });
+    }
+    const log = busB.soulHistory!();
+    const records = (await log.read("window")).map((e) => ({ size: e.data.length, record: decodeRecord("window", e.data) }));
+    const turns = records.filter((r) => r.record.kind === "turn");
+    expect(turns).toHaveLength(25);
+    // The first turn carries its memories whole; every later one only the two it added.
+    expect(turns[0]!.record.v).toBe(1);
+    for (const t of turns.slice(1)) {
+      expect(t.record.v).toBe(2);
+      expect((t.record as { memories: { add: unknown[] } }).memories.add).toHaveLength(2);
+    }
+    expect(turns.at(-1)!.size).toBeLessThan(4_000); // 30 memories of ~400 bytes would be over 12,000
+
+    await leaseBusA.close();
+    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+    const nodeB = await leasesB.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await openReplicatedSoul({ local: storeB.actor("window"), log, leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    expect(b.restored).toBe("rebuilt");
+    expect(b.applied).toBe(25);
+    expect(storeB.actor("window").loadState()).toEqual(storeA.actor("window").loadState());
+    expect((storeB.actor("window").loadState()?.workingMemory as { memories: unknown[] }).memories).toEqual(memories);
     await nodeB.release();
   }, 40_000);
 
