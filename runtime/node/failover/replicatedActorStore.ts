@@ -70,8 +70,13 @@ export class ReplicatedActorStore implements ActorStore {
   }
   #sinceSnapshot: number;
   #compactionQueued = false;
-  /** The memories of the last turn record this store appended: the next turn's delta is from them (memoryDelta.ts). */
-  #memories: readonly unknown[] | undefined;
+  /**
+   * The memories of the last turn record this store appended: the next turn's delta is from
+   * them (memoryDelta.ts). Held weakly, as the memory log holds them: a live soul keeps them
+   * anyway, and a passivated one's conversation must not stay on the heap (its next turn then
+   * carries its memories whole).
+   */
+  #memories: WeakRef<readonly unknown[]> | undefined;
 
   get position(): ReplicaPosition {
     return { ...this.#position, sinceSnapshot: this.#sinceSnapshot };
@@ -111,7 +116,7 @@ export class ReplicatedActorStore implements ActorStore {
     const acked = this.#takeAcked();
     const replicable = this.#replicable(commit);
     const memories = memoriesOf(commit.state);
-    const delta = memoryDelta(this.#memories, memories ?? []);
+    const delta = memoryDelta(this.#memories?.deref(), memories ?? []);
     const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
     const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
     const bytes = encodeRecord(record);
@@ -122,7 +127,7 @@ export class ReplicatedActorStore implements ActorStore {
       this.#acked.unshift(...acked);
       throw err;
     });
-    this.#memories = memories;
+    this.#memories = memories ? new WeakRef(memories) : undefined;
     this.#compactWhenDue();
   }
 
