@@ -18,8 +18,6 @@ import type { MemoryLog } from "./MemoryLog.ts";
 import type { TurnLog, TurnLogRecord } from "./TurnLog.ts";
 import { StoreError, TurnNotKeptError, type ActorHistory, type ActorState, type LoggedKvWrite, type LoggedTurn, type RevertOutcome, type ScheduledEntry } from "./types.ts";
 
-
-
 export class TurnHistory implements ActorHistory {
   readonly #actorId: string;
   readonly #dbs: Databases;

@@ -23,8 +23,6 @@ export { blankUserModel, USER_MODEL_SECTIONS } from "../cognition/index.ts";
 
 export const USER_MODELS_NAMESPACE = "userModels";
 
-
-
 export interface UserModelVersion {
   /** 1 for the first save, then one more per save. */
   version: number;
@@ -34,7 +32,6 @@ export interface UserModelVersion {
   /** Epoch milliseconds of the save. */
   ts: number;
 }
-
 
 /** One user's model, as seen by one soul. */
 export interface UserModel {
