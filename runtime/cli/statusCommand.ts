@@ -1,4 +1,5 @@
-import { discoverNodes } from "../node/index.ts";
+import { discoverNodes, nodeSouls } from "../node/index.ts";
+import type { Bus } from "../bus/index.ts";
 import type { NodeStatus } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus, type ClusterTarget } from "./clusterTarget.ts";
@@ -15,7 +16,8 @@ export async function statusCommand(target: ClusterTarget & { waitMs: number; js
   return withBus(target, "status", async (bus) => {
     const nodes = await discoverNodes(bus, { waitMs: target.waitMs });
     if (nodes.size === 0) throw new CliError(`no node of cluster '${target.cluster}' is running (no heartbeat within ${target.waitMs} ms)`, 1);
-    const statuses = [...nodes.values()].map((n) => n.status).sort((a, b) => a.node.localeCompare(b.node));
+    const heard = [...nodes.values()].map((n) => n.status).sort((a, b) => a.node.localeCompare(b.node));
+    const statuses = await Promise.all(heard.map((s) => withEverySoul(bus, s)));
     if (target.json) {
       print(target, JSON.stringify(statuses, null, 2));
       return statuses;
@@ -23,12 +25,14 @@ export async function statusCommand(target: ClusterTarget & { waitMs: number; js
     print(target, `cluster ${target.cluster}: ${statuses.length} node${statuses.length === 1 ? "" : "s"}`);
     for (const s of statuses) {
       const turns = s.souls.reduce((n, x) => n + x.turns, 0);
-      print(target, `node ${s.node}  pid ${s.pid}  ${s.state}  up ${ago(Date.now() - s.startedAt)}  ${s.souls.length} souls  ${turns} turns  ${s.counters.dead} dead`);
+      const count = s.soulCount ?? s.souls.length;
+      print(target, `node ${s.node}  pid ${s.pid}  ${s.state}  up ${ago(Date.now() - s.startedAt)}  ${count} souls  ${turns} turns${s.soulsPartial ? " (of the souls shown)" : ""}  ${s.counters.dead} dead`);
       const width = Math.max(4, ...s.souls.map((x) => x.id.length));
       for (const soul of s.souls) {
         // Under automatic placement, why the soul runs on this node.
         print(target, `  ${soul.id.padEnd(width)}  ${soul.process}  turns ${soul.turns}  pending ${soul.pending}  ${soul.status}${soul.placement ? `  (${soul.placement})` : ""}`);
       }
+      if (s.soulsPartial) print(target, `  … ${count - s.souls.length} more souls not shown: the node did not answer the listing (ensoul status --json lists what was heard)`);
       for (const d of s.daimons) print(target, `  daimon ${d.name} of ${d.soul}: ${d.mode}`);
       if (s.skillGates.length) print(target, `  serves skill gates: ${s.skillGates.join(", ")}`);
       for (const b of s.bridges ?? []) {
@@ -40,3 +44,14 @@ export async function statusCommand(target: ClusterTarget & { waitMs: number; js
   });
 }
 
+/**
+ * The node's status with every soul: a heartbeat that could not list them all is completed
+ * by paging the node's `status`; if the node does not answer, the status stays partial.
+ */
+async function withEverySoul(bus: Bus, status: NodeStatus): Promise<NodeStatus> {
+  if (!status.soulsPartial) return status;
+  const souls = await nodeSouls(bus, status).catch(() => undefined);
+  if (!souls) return status;
+  const { soulsPartial: _, ...rest } = status;
+  return { ...rest, souls, soulCount: souls.length };
+}

@@ -129,7 +129,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   }
   // Each failed step was reported as it failed; the exit says the stop was not clean.
   if (failed) throw new CliError(failed instanceof Error ? failed.message : String(failed), 1);
-  const souls = Object.values(node.registry.getSnapshot().context.souls);
+  const souls = [...node.registry.getSnapshot().context.souls.values()];
   out.write(`ensoul up: node ${node.id} stopped; ${souls.reduce((n, s) => n + s.turns, 0)} committed turns persisted\n`);
 }
 

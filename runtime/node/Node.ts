@@ -34,8 +34,9 @@ import { openNodeInputs, type NodeInputs } from "./nodeInputs.ts";
 import { closeNodeGround, openNodeGround, type NodeGround } from "./nodeOpen.ts";
 import { buildNodeOutput, type NodeOutput } from "./nodeOutput.ts";
 import { planNode, type NodePlan } from "./nodePlan.ts";
-import { registryStatus, type NodeRegistry } from "./nodeRegistry.ts";
+import type { NodeRegistry } from "./nodeRegistry.ts";
 import { runShutdown, stopEach, type ShutdownStep } from "./nodeShutdown.ts";
+import { nodeStatusReplies } from "./nodeStatusReply.ts";
 import { startNodeSkillGates } from "./nodeSkillGates.ts";
 import { startNodeTools } from "./nodeTools.ts";
 import type { NodeFailover, SoulOwnership } from "./failover/index.ts";
@@ -122,15 +123,13 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   cleanups.push(() => bridges.stop());
 
   const memory = soulMemoryReader({ nodeId, hosted: plan.hosted, known: plan.known, store, live, blueprints: plan.blueprints });
-  const status = (): NodeStatus => {
-    feed.flush(true);
-    const full = registryStatus(registry.getSnapshot().context);
-    // Under automatic placement a node lists the souls it runs now, and why they are here.
-    return ownership ? { ...full, souls: full.souls.filter((e) => souls.owns(e.id)).map((e) => ({ ...e, placement: ownership.placeOf(e.id).why })) } : full;
-  };
+  // Under automatic placement a node lists the souls it runs now, and why they are here.
+  const placed = ownership ? { lists: souls.owns, placementOf: (id: string) => ownership.placeOf(id).why } : {};
+  const statusReplies = nodeStatusReplies(registry, { flush: () => feed.flush(true), ...placed });
+  const status = (): NodeStatus => statusReplies.full();
   const setDaimonMode = (soulId: string, mode: string, name?: string) => daimons.setMode(soulId, mode, name);
   const { hosted, known, blueprints } = plan;
-  const statusOf = (id: string) => status().souls.find((s) => s.id === id);
+  const statusOf = (id: string) => statusReplies.entry(id);
   const history = soulHistory({ nodeId, hosted, known, blueprints, store, host: souls.host, statusOf, machineOf: soulMachineJson, events: output.events, now: () => Date.now(), ...(failover ? { failover } : {}) });
   const control: NodeControl = startNodeControl(
     bus,
@@ -138,7 +137,8 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
     nodeId,
     config.runtime.heartbeatMs,
     {
-      status,
+      heartbeat: statusReplies.heartbeat,
+      status: statusReplies.reply,
       memory,
       daimon: (req) => ({ soulId: req.soulId, daimons: setDaimonMode(req.soulId, req.mode, req.name) }),
       soul: history.soul,

@@ -4,7 +4,7 @@
  * control traffic is between operators and nodes, not between actors.
  *
  * - `heartbeat`: published by every node every `runtime.heartbeatMs` (core), a NodeStatus.
- * - `status`: request `{}` → NodeStatus.
+ * - `status`: request `{ soulIds? }` or `{ after?, limit? }` (all optional) → NodeStatus.
  * - `memory`: request `{ soulId }` → SoulMemoryReply, or `{ error }`.
  * - `daimon`: request `{ soulId, mode, name? }` → DaimonModeReply, or `{ error }`.
  * - `stop`: request `{}` → `{ ok: true, node }`, then the node drains and exits.
@@ -88,6 +88,27 @@ export interface NodeStatus {
    * runs the whole cluster): a soul listed here whose node sends no heartbeat is down, not unknown.
    */
   elsewhere?: Record<string, string[]>;
+  /** How many souls the node lists in all (absent from nodes older than it): `souls` may hold fewer. */
+  soulCount?: number;
+  /**
+   * True when `souls` holds fewer than `soulCount` entries: every soul's entry did not fit in one
+   * message (or the request asked for some). Ask `status` with `soulIds` or page with `after`.
+   */
+  soulsPartial?: true;
+  /** In a page (`status` with `after` or `limit`): the `after` of the next page, absent at the end. */
+  next?: string;
+}
+
+/**
+ * The `status` request (every field optional; `{}` is the heartbeat's body, current). `soulIds`:
+ * only those souls' entries. `after`/`limit`: a page of the souls in the node's order.
+ */
+export interface StatusRequest {
+  soulIds?: string[];
+  /** The souls after this one (from the first when absent). */
+  after?: string;
+  /** At most this many (at least 1; default as many as fit in one message). */
+  limit?: number;
 }
 
 export interface NodeCounters {

@@ -13,18 +13,21 @@ import {
   type DaimonModeReply,
   type DaimonModeRequest,
   type MemoryRequest,
-  type NodeStatus,
   type RevertReply,
   type RevertRequest,
   type SoulDetailReply,
   type SoulMemoryReply,
+  type StatusRequest,
   type TurnsReply,
   type TurnsRequest,
 } from "./controlProtocol.ts";
 import { ControlRequestError } from "./controlRequestError.ts";
 
 export interface ControlHandlers {
-  status(): NodeStatus;
+  /** The heartbeat's body, encoded (nodeStatusReply.ts keeps it under one message). */
+  heartbeat(): Uint8Array;
+  /** The `status` reply, encoded. */
+  status(request: StatusRequest): Uint8Array;
   memory(soulId: string): SoulMemoryReply;
   daimon(request: DaimonModeRequest): DaimonModeReply;
   soul(soulId: string): SoulDetailReply;
@@ -53,7 +56,7 @@ export function startNodeControl(
   const heartbeatSubject = subjects.node(nodeId, "heartbeat");
   const beat = () => {
     try {
-      bus.publish(heartbeatSubject, encodeControl(handlers.status())).catch((err: unknown) => onError(err, "heartbeat"));
+      bus.publish(heartbeatSubject, handlers.heartbeat()).catch((err: unknown) => onError(err, "heartbeat"));
     } catch (err) {
       onError(err, "heartbeat");
     }
@@ -62,11 +65,12 @@ export function startNodeControl(
   // has no socket (the in-process bus) alive until it is stopped.
   const timer = setInterval(beat, heartbeatMs);
 
+  // A reply already encoded (a status body) goes as it is.
   const serve = (verb: string, answer: (request: Record<string, unknown>) => object | Promise<object>, after?: () => void): Subscription =>
     bus.subscribe(subjects.node(nodeId, verb), (msg) => {
       const request = msg.data.length === 0 ? {} : decodeControl<Record<string, unknown>>(msg.data);
       const respond = (reply: object) => {
-        msg.respond(encodeControl(reply));
+        msg.respond(reply instanceof Uint8Array ? reply : encodeControl(reply));
         after?.();
       };
       if (isControlError(request)) return respond({ ...request, code: "bad-request" });
@@ -80,7 +84,10 @@ export function startNodeControl(
     });
 
   const subs = [
-    serve("status", () => handlers.status()),
+    serve("status", (req) => {
+      const request = statusRequest(req);
+      return typeof request === "string" ? { error: request, code: "bad-request" } : handlers.status(request);
+    }),
     serve("memory", (req) => {
       const { soulId } = req as Partial<MemoryRequest>;
       if (typeof soulId !== "string") return { error: "memory needs { soulId }" };
@@ -119,6 +126,20 @@ export function startNodeControl(
       for (const s of subs) s.unsubscribe();
       await Promise.all(subs.map((s) => s.closed));
     },
+  };
+}
+
+/** The `status` request's optional fields, checked; a string says what is wrong. */
+function statusRequest(req: Record<string, unknown>): StatusRequest | string {
+  const { soulIds, after, limit } = req;
+  if (soulIds !== undefined && !(Array.isArray(soulIds) && soulIds.every((id) => typeof id === "string"))) return "status: soulIds must be an array of soul ids";
+  if (after !== undefined && typeof after !== "string") return "status: after must be a soul id";
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) >= 1)) return "status: limit must be a whole number of at least 1";
+  if (soulIds !== undefined && (after !== undefined || limit !== undefined)) return "status: soulIds cannot be paged (no after or limit with it)";
+  return {
+    ...(soulIds !== undefined ? { soulIds: soulIds as string[] } : {}),
+    ...(after !== undefined ? { after: after as string } : {}),
+    ...(limit !== undefined ? { limit: limit as number } : {}),
   };
 }
 

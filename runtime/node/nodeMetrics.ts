@@ -35,7 +35,7 @@ export function createNodeMetrics(plan: NodePlan, feed: NodeRegistryStep, bus: B
       souls() {
         // The registry is patched in batches; a scrape sees the souls as they are now.
         feed.flush(true);
-        return Object.values(context().souls);
+        return [...context().souls.values()];
       },
       counters: () => context().counters,
     },

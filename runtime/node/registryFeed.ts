@@ -64,24 +64,27 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
   };
   const flush = (all = false) => {
     const patches: Record<string, SoulPatch> = {};
-    const ids = all ? [...live.keys(), ...dirty] : [...dirty];
+    // A set: a soul both live and dirty would otherwise count its new turns twice.
+    const ids = all ? new Set([...live.keys(), ...dirty]) : [...dirty];
     dirty.clear();
     const known = registry.getSnapshot().context.souls;
+    const now = Date.now();
     for (const id of ids) {
       const soul = live.get(id);
-      if (!soul || !known[id]) continue;
+      const entry = known.get(id);
+      if (!soul || !entry) continue;
       const patch: SoulPatch = statusOfLive(soul);
-      const now = Date.now();
-      if (known[id].turns !== patch.turns) {
+      if (entry.turns !== patch.turns) {
         patch.lastTurnAt = now;
-        rates.add(id, Math.max(1, (patch.turns ?? 0) - known[id].turns), now);
+        rates.add(id, Math.max(1, (patch.turns ?? 0) - entry.turns), now);
       }
       patch.turnsPerMinute = rates.perMinute(id, now);
       const used = tokens.get(id);
       if (used) patch.tokens = { ...used };
       const activated = activations.get(id);
-      if (activated !== undefined) patch.activations = known[id].activations + activated;
-      patches[id] = patch;
+      if (activated !== undefined) patch.activations = entry.activations + activated;
+      // A soul whose entry would not change keeps it: a full flush (every heartbeat) patches only what moved.
+      if (changes(entry, patch)) patches[id] = patch;
     }
     activations.clear();
     if (Object.keys(patches).length) registry.trigger.soulsPatched({ patches });
@@ -102,11 +105,23 @@ export function createRegistryFeed(registry: NodeRegistry, live: Map<string, Sou
   const markStopped = (hosted: Iterable<string>) => {
     const patches: Record<string, SoulPatch> = {};
     const known = registry.getSnapshot().context.souls;
-    for (const id of hosted) patches[id] = { status: known[id]?.status === "expired" ? "expired" : "stopped", pending: 0 };
+    for (const id of hosted) patches[id] = { status: known.get(id)?.status === "expired" ? "expired" : "stopped", pending: 0 };
     registry.trigger.soulsPatched({ patches });
     registry.trigger.stateChanged({ state: "stopped" });
   };
   return { dirty, activations, count, spent, flush, markPassivated, markStopped };
+}
+
+/** The patch would change the entry. */
+function changes(entry: RegistrySoul, patch: SoulPatch): boolean {
+  for (const [key, value] of Object.entries(patch) as [keyof SoulPatch, unknown][]) {
+    const current = entry[key];
+    if (key === "tokens") {
+      const [a, b] = [current as TokenCount | undefined, value as TokenCount];
+      if (a?.input !== b.input || a.output !== b.output) return true;
+    } else if (current !== value) return true;
+  }
+  return false;
 }
 
 /** Each soul's turns of the last minute, as timestamps: a few hundred at most for a busy soul. */

@@ -44,9 +44,11 @@ import { percentile, type BenchRow } from "./BenchRow.ts";
 
 /**
  * ENSOUL_SCALE_SIZES=100,1000 runs only those sizes (a quick look). 100,000 runs only when named
- * (ENSOUL_SCALE_SIZES=100000, with ENSOUL_SCALE_HEARTBEAT_MS=600000: about 9 minutes): the
- * node's registry copies every soul's entry at each flush and heartbeat, so at that size its
- * own bookkeeping takes most of the CPU (the session note of issue 16 has the profile).
+ * (ENSOUL_SCALE_SIZES=100,1000,10000,100000: about 11 minutes on a shared two-core machine, 9
+ * of them the 100,000). The node's registry no longer copies its souls per flush, and its
+ * heartbeat lists what fits in one message from cached entries (nodeStatusReply.ts); what is
+ * left at that size is mostly the soul host's own registry (actors/soul/soulHost.ts), which
+ * still copies its record of every soul it has activated at each activation and passivation.
  */
 const SIZES = process.env.ENSOUL_SCALE_SIZES?.split(",").map(Number) ?? [100, 1_000, 10_000];
 /** Measured turns at every size, spread over the active souls (soul host). */
@@ -62,9 +64,9 @@ const REAL_SETUP = 1_000;
 const SETUP_BATCH = 1_000;
 const CLUSTER = "scale";
 /**
- * ENSOUL_SCALE_HEARTBEAT_MS: the node's runtime.heartbeatMs (default: the config's, 1 s). Each
- * heartbeat carries the status of every registered soul, so at 100,000 souls it is the node's
- * main cost; a long one shows what is left without it.
+ * ENSOUL_SCALE_HEARTBEAT_MS: the node's runtime.heartbeatMs (default: the config's, 1 s). A
+ * heartbeat re-encodes only the souls changed since the last one, and lists at most what fits
+ * in one message; a long period shows what is left without it.
  */
 const HEARTBEAT_MS = process.env.ENSOUL_SCALE_HEARTBEAT_MS ? Number(process.env.ENSOUL_SCALE_HEARTBEAT_MS) : undefined;
 /** Progress on stderr, so a size that takes long shows where it is. */

@@ -140,8 +140,9 @@ class Fleet {
       listed.add(s.id);
       this.place(fleetEntry(s, status.node));
     }
-    // A soul its node no longer lists has left it (moved, or gone from the config).
-    this.markSouls(status.node, "stopped", listed);
+    // A soul its node no longer lists has left it (moved, or gone from the config); a partial
+    // status (a node of more souls than one message holds) leaves the others out on purpose.
+    if (!status.soulsPartial) this.markSouls(status.node, "stopped", listed);
     const elsewhere = Object.entries(status.elsewhere ?? {}).filter(([other]) => !this.nodes.has(other));
     return Promise.all(elsewhere.map(([other, ids]) => this.askOnce(other, Array.isArray(ids) ? ids : [])));
   }

@@ -261,7 +261,7 @@ describe("stopping a one-process cluster", () => {
       const accepted = node.registry.getSnapshot().context.counters.perceptions;
       expect(takenIn("echo")).toBeGreaterThanOrEqual(1);
       expect(takenIn("echo") + takenIn("listener")).toBe(accepted);
-      expect(node.registry.getSnapshot().context.souls.echo.status).toBe("stopped");
+      expect(node.registry.getSnapshot().context.souls.get("echo")?.status).toBe("stopped");
       expect(says.seen.filter((e) => e.body.final)).toHaveLength(state?.turn ?? 0);
     } finally {
       await store.close();

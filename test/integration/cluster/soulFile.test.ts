@@ -86,7 +86,7 @@ describe("a soul moved to another data directory with a soul file", () => {
 
     await withNode(second, async (node) => {
       // The node brings the soul back for its pending perception before anything else.
-      await until(() => (node.registry.getSnapshot().context.souls["sam"]?.turns ?? 0) >= 3, 15_000, "the pending perception's turn");
+      await until(() => (node.registry.getSnapshot().context.souls.get("sam")?.turns ?? 0) >= 3, 15_000, "the pending perception's turn");
       await say(node.bus, "do you still know me?");
     });
     const after = await exportFrom(second);
