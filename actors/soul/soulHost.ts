@@ -41,22 +41,27 @@ export interface SoulRegistryEntry {
   activations: number;
 }
 
-type Registry = Record<string, SoulRegistryEntry>;
-
+/**
+ * The souls a host has activated, by id. A Map updated in place, not a record copied per
+ * event: a host that has activated 100,000 souls copied them all at every activation and
+ * passivation (about 11 ms each at 10,000). Each entry stays immutable (a changed soul gets a
+ * new one), and `version` rises with every event, as the map itself stays the same object.
+ */
 function createSoulRegistry() {
   return createStore({
-    context: { souls: {} as Registry },
+    context: { souls: new Map<string, SoulRegistryEntry>() as ReadonlyMap<string, SoulRegistryEntry>, version: 0 },
     on: {
-      activated: (ctx, e: { id: string; at: number }) => ({
-        souls: {
-          ...ctx.souls,
-          [e.id]: { id: e.id, status: "active" as const, since: e.at, activations: (ctx.souls[e.id]?.activations ?? 0) + 1 },
-        },
-      }),
+      activated: (ctx, e: { id: string; at: number }) => {
+        const souls = ctx.souls as Map<string, SoulRegistryEntry>;
+        souls.set(e.id, { id: e.id, status: "active", since: e.at, activations: (souls.get(e.id)?.activations ?? 0) + 1 });
+        return { souls, version: ctx.version + 1 };
+      },
       passivated: (ctx, e: { id: string; at: number }) => {
-        const entry = ctx.souls[e.id];
+        const souls = ctx.souls as Map<string, SoulRegistryEntry>;
+        const entry = souls.get(e.id);
         if (!entry) return ctx;
-        return { souls: { ...ctx.souls, [e.id]: { ...entry, status: "passivated" as const, since: e.at } } };
+        souls.set(e.id, { ...entry, status: "passivated", since: e.at });
+        return { souls, version: ctx.version + 1 };
       },
     },
   });

@@ -140,7 +140,7 @@ describe("passivation", () => {
     const passivated = await host.passivateIdle(0);
     expect(passivated.sort()).toEqual(["a", "b"]);
     expect(host.live()).toEqual([]);
-    expect(host.registry.getSnapshot().context.souls["a"]).toMatchObject({ status: "passivated", activations: 1 });
+    expect(host.registry.getSnapshot().context.souls.get("a")).toMatchObject({ status: "passivated", activations: 1 });
 
     await host.perceive("a", said("two"));
     const a = await host.get("a");
@@ -153,7 +153,7 @@ describe("passivation", () => {
     ]);
     expect(speech.filter((line) => line.startsWith("b: "))).toEqual(["b: hello"]);
     expect(a.memory().soulMemory).toEqual({ greeted: 1 });
-    expect(host.registry.getSnapshot().context.souls["a"]).toMatchObject({ status: "active", activations: 2 });
+    expect(host.registry.getSnapshot().context.souls.get("a")).toMatchObject({ status: "active", activations: 2 });
     expect(host.live()).toEqual(["a"]);
     await host.close();
   });
