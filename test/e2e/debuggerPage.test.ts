@@ -125,6 +125,8 @@ describe.skipIf(skip)("the debugger page: a soul", () => {
     expect(facts).toMatch(/tokens\s*\d+ in \/ \d+ out/);
     expect(facts).toMatch(/latency\s*[\d.]+ m?s/);
     await step.locator("summary", { hasText: "prompt" }).click();
+    // The list is built on the details' toggle event, a task queued after the click: wait for it.
+    await step.locator("ol.prompt li.message").first().waitFor();
     expect(await step.locator("ol.prompt li.message").count()).toBe(2);
     expect(await step.locator(".labelled", { hasText: "raw output" }).textContent()).toContain("Reply 30");
     expect(await page.locator(".failed").textContent()).toContain("timed out after 30000 ms");

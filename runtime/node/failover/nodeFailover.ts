@@ -120,6 +120,10 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       await leases.releaseSoul(soulId, store.owner.lease);
     },
     openedSouls: () => [...opened.keys()],
-    release: () => lease.release(),
+    async release() {
+      // A compaction's purge still under way would fail on the closed connection (and be said in the log): let it end first.
+      await Promise.allSettled([...opened.values()].map((store) => store.settled()));
+      await lease.release();
+    },
   };
 }

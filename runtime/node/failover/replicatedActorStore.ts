@@ -102,9 +102,17 @@ export class ReplicatedActorStore implements ActorStore {
     // Acknowledged speech goes with it now, not from a timer after the new node's claim.
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     this.#flushAcked();
-    await this.#queue;
+    await this.settled();
     this.#gone = true;
   }
+
+  /** Resolves once the appends queued so far and a purge under way are done (before the node lets its connection go). */
+  async settled(): Promise<void> {
+    await this.#queue;
+    await this.#purging;
+  }
+  /** The compaction's purge under way, if any: it runs beside the next commits. */
+  #purging: Promise<unknown> = Promise.resolve();
   #retired = false;
   #gone = false;
 
@@ -193,7 +201,7 @@ export class ReplicatedActorStore implements ActorStore {
     if (!purge || this.compaction.every <= 0) return;
     const ms = performance.now() - started;
     // Only up to the snapshot just appended by this store: whatever a later owner writes comes after it.
-    void this.log
+    this.#purging = this.log
       .purgeBefore(this.actorId, seq)
       .then((purged) => this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms, purged }))
       .catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));

@@ -8,36 +8,25 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { clusterSubjects, connectNatsBus, decodeEnvelope, historyStreamName, historySubject, isKind, type Bus, type LeaseStore, type SoulHistoryLog } from "../../../runtime/bus/index.ts";
+import { clusterSubjects, decodeEnvelope, historyStreamName, historySubject, isKind, type LeaseStore, type SoulHistoryLog } from "../../../runtime/bus/index.ts";
 import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
 import { openReplicatedSoul, type CompactionEvent, type OpenSoulOptions } from "../../../runtime/node/failover/index.ts";
 import { recordMissedPerceptions } from "../../../runtime/node/failover/missedPerceptions.ts";
-import { openStore, type Store } from "../../../runtime/store/index.ts";
+import type { Store } from "../../../runtime/store/index.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import { historyFixture } from "../../support/failover/historyFixture.ts";
 import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
-import { tempDirs } from "../../support/tempDirs.ts";
 
 const EVERY = 5;
 
 describeWithNats("compaction of a soul's replicated history", () => {
-  const dirs = tempDirs("ensoul-compact-");
-  let server: NatsServerHandle;
+  const fixture = historyFixture("ensoul-compact-");
+  const { dirs } = fixture;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
-  const buses: Bus[] = [];
-  const stores: Store[] = [];
-  const bus = async (cluster: string) => {
-    const b = await connectNatsBus({ servers: server.url, cluster });
-    buses.push(b);
-    return b;
-  };
-  const store = () => {
-    const s = openStore({ path: dirs.make(), noSync: true });
-    stores.push(s);
-    return s;
-  };
+  const bus = (cluster: string) => fixture.bus(cluster);
+  const store = () => fixture.store();
   /** How many records the soul's subject holds now (the stream's own count, per subject). */
   const recordsOf = async (cluster: string, soulId: string) => {
     const subject = historySubject(cluster, soulId);
@@ -54,16 +43,11 @@ describeWithNats("compaction of a soul's replicated history", () => {
     openReplicatedSoul({ local: local.actor(soulId), log, leases, nodeId, epoch, onFenced: () => undefined, ...extra });
 
   beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-    nc = await connect({ servers: server.url });
+    nc = await connect({ servers: fixture.server.url });
     jsm = await jetstreamManager(nc);
   });
   afterAll(async () => {
-    await Promise.allSettled(stores.map((s) => s.close()));
-    await Promise.allSettled(buses.map((b) => b.close()));
     await nc?.close();
-    await server?.dispose();
-    dirs.cleanup();
   });
 
   it("keeps a soul's subject to about snapshotEvery records, and a rebuild from it has the whole soul", async () => {
@@ -200,7 +184,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
       if (d.ok && isKind(d.envelope, "speech") && d.envelope.body.final && d.envelope.causation) answers.push(d.envelope.causation);
     });
     const lines: string[] = [];
-    const start = (name: string) => startNode({ config, nodeId: name, nats: { servers: server.url }, data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(`[${name}] ${l}`) });
+    const start = (name: string) => startNode({ config, nodeId: name, nats: { servers: fixture.server.url }, data: dirs.make(), store: { noSync: true }, log: (l) => lines.push(`[${name}] ${l}`) });
     const a = await start("a");
     const sent: string[] = [];
     for (let i = 1; i <= 7; i++) {

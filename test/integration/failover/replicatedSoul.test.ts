@@ -5,43 +5,42 @@
  * owner fenced: after another node claimed the soul, its next commit fails and nothing of it
  * reaches the history.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, nanos } from "@nats-io/transport-node";
-import { connectNatsBus, HistoryFencedError, LeaseHeldError, nodeLeaseBucket, type Bus } from "../../../runtime/bus/index.ts";
+import { HistoryFencedError, LeaseHeldError, nodeLeaseBucket } from "../../../runtime/bus/index.ts";
 import { decodeRecord, openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
-import { openStore, type Store } from "../../../runtime/store/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { startNatsServer, type NatsServerHandle } from "../../support/nats/natsServer.ts";
+import { historyFixture } from "../../support/failover/historyFixture.ts";
 import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
-import { tempDirs } from "../../support/tempDirs.ts";
 
 describeWithNats("a soul's replicated history and leases", () => {
-  const dirs = tempDirs("ensoul-failover-");
-  let server: NatsServerHandle;
-  const buses: Bus[] = [];
-  const stores: Store[] = [];
-  const bus = async (cluster: string) => {
-    const b = await connectNatsBus({ servers: server.url, cluster });
-    buses.push(b);
-    return b;
+  const fixture = historyFixture("ensoul-failover-");
+  const bus = (cluster: string) => fixture.bus(cluster);
+  const store = () => fixture.store();
+  /**
+   * A soul opened on node a of a fresh cluster, its history as node b reads it, and its move:
+   * `takeOver` plays a's machine gone (its lease lapses) and opens the soul on node b.
+   */
+  const onNodeA = async (soulId: string) => {
+    const cluster = uniqueCluster("fo");
+    const [busA, busB, leaseBusA] = [await bus(cluster), await bus(cluster), await bus(cluster)];
+    const [leasesA, leasesB] = [leaseBusA.leases!(1_000), busB.leases!(1_000)];
+    const nodeA = await leasesA.holdNode("a", "machine-a");
+    const storeA = store();
+    const a = await openReplicatedSoul({ local: storeA.actor(soulId), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    const log = busB.soulHistory!();
+    const takeOver = async () => {
+      await leaseBusA.close();
+      await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+      const nodeB = await leasesB.holdNode("b", "machine-b");
+      const storeB = store();
+      const b = await openReplicatedSoul({ local: storeB.actor(soulId), log, leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+      return { b, storeB, nodeB };
+    };
+    return { a, storeA, log, takeOver };
   };
-  const store = () => {
-    const s = openStore({ path: dirs.make(), noSync: true });
-    stores.push(s);
-    return s;
-  };
-
-  beforeAll(async () => {
-    server = await startNatsServer({ jetstream: true });
-  });
-  afterAll(async () => {
-    await Promise.allSettled(stores.map((s) => s.close()));
-    await Promise.allSettled(buses.map((b) => b.close()));
-    await server?.dispose();
-    dirs.cleanup();
-  });
 
   it("rebuilds a soul on another machine exactly as committed, and fences the node that owned it", async () => {
     const cluster = uniqueCluster("fo");
@@ -174,14 +173,7 @@ describeWithNats("a soul's replicated history and leases", () => {
   });
 
   it("a soul whose state outgrows the server's max_payload still commits: its records go in parts, read back whole, and a rebuild elsewhere has it all", async () => {
-    const cluster = uniqueCluster("fo");
-    const [busA, busB] = [await bus(cluster), await bus(cluster)];
-    const leaseBusA = await bus(cluster);
-    const leasesA = leaseBusA.leases!(1_000);
-    const leasesB = busB.leases!(1_000);
-    const nodeA = await leasesA.holdNode("a", "machine-a");
-    const storeA = store();
-    const a = await openReplicatedSoul({ local: storeA.actor("big"), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    const { a, storeA, log, takeOver } = await onNodeA("big");
     // About 2.4 MB of working memory: each turn's record is over the server's 1 MiB max_payload.
     const large = (turn: number): ReturnType<typeof sampleState> => {
       const state = sampleState(turn);
@@ -190,16 +182,11 @@ describeWithNats("a soul's replicated history and leases", () => {
       return state;
     };
     for (let turn = 1; turn <= 2; turn++) await a.store.commitTurn({ state: large(turn) });
-    const log = busB.soulHistory!();
     const records = await log.read("big");
     expect(records).toHaveLength(3); // the seed snapshot, two turns
     expect(records[2]!.data.length).toBeGreaterThan(2 * 1024 * 1024);
 
-    await leaseBusA.close();
-    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
-    const nodeB = await leasesB.holdNode("b", "machine-b");
-    const storeB = store();
-    const b = await openReplicatedSoul({ local: storeB.actor("big"), log, leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    const { b, storeB, nodeB } = await takeOver();
     expect(b.restored).toBe("rebuilt");
     expect(storeB.actor("big").loadState()).toEqual(storeA.actor("big").loadState());
 
@@ -217,14 +204,7 @@ describeWithNats("a soul's replicated history and leases", () => {
   }, 40_000);
 
   it("a turn's record carries what changed in its working memory (appended, and a window's oldest dropped), and a rebuild elsewhere has every memory", async () => {
-    const cluster = uniqueCluster("fo");
-    const [busA, busB] = [await bus(cluster), await bus(cluster)];
-    const leaseBusA = await bus(cluster);
-    const leasesA = leaseBusA.leases!(1_000);
-    const leasesB = busB.leases!(1_000);
-    const nodeA = await leasesA.holdNode("a", "machine-a");
-    const storeA = store();
-    const a = await openReplicatedSoul({ local: storeA.actor("window"), log: busA.soulHistory!(), leases: leasesA, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined });
+    const { a, storeA, log, takeOver } = await onNodeA("window");
     // A soul keeping its last 30 memories, each a few hundred bytes; every turn adds two.
     let memories: Record<string, unknown>[] = [];
     for (let turn = 1; turn <= 25; turn++) {
@@ -235,7 +215,6 @@ describeWithNats("a soul's replicated history and leases", () => {
       const state = sampleState(turn);
       await a.store.commitTurn({ state: { ...state, workingMemory: { ...(state.workingMemory as object), memories } } });
     }
-    const log = busB.soulHistory!();
     const records = (await log.read("window")).map((e) => ({ size: e.data.length, record: decodeRecord("window", e.data) }));
     const turns = records.filter((r) => r.record.kind === "turn");
     expect(turns).toHaveLength(25);
@@ -247,11 +226,7 @@ describeWithNats("a soul's replicated history and leases", () => {
     }
     expect(turns.at(-1)!.size).toBeLessThan(4_000); // 30 memories of ~400 bytes would be over 12,000
 
-    await leaseBusA.close();
-    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
-    const nodeB = await leasesB.holdNode("b", "machine-b");
-    const storeB = store();
-    const b = await openReplicatedSoul({ local: storeB.actor("window"), log, leases: leasesB, nodeId: "b", epoch: nodeB.epoch, onFenced: () => undefined });
+    const { b, storeB, nodeB } = await takeOver();
     expect(b.restored).toBe("rebuilt");
     expect(b.applied).toBe(25);
     expect(storeB.actor("window").loadState()).toEqual(storeA.actor("window").loadState());
@@ -266,7 +241,7 @@ describeWithNats("a soul's replicated history and leases", () => {
     await lease.release();
     const second = (await bus(cluster)).leases!(7_000);
     expect(await second.liveNodes()).toEqual([]);
-    const nc = await connect({ servers: server.url });
+    const nc = await connect({ servers: fixture.server.url });
     try {
       const info = await (await jetstreamManager(nc)).streams.info(`KV_${nodeLeaseBucket(cluster)}`);
       expect(info.config.max_age).toBe(nanos(7_000));
