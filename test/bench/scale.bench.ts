@@ -43,14 +43,12 @@ import { echoSoul } from "../support/cluster/blueprints.ts";
 import { percentile, type BenchRow } from "./BenchRow.ts";
 
 /**
- * ENSOUL_SCALE_SIZES=100,1000 runs only those sizes (a quick look). 100,000 runs only when named
- * (ENSOUL_SCALE_SIZES=100,1000,10000,100000: about 11 minutes on a shared two-core machine, 9
- * of them the 100,000). The node's registry no longer copies its souls per flush, and its
- * heartbeat lists what fits in one message from cached entries (nodeStatusReply.ts); what is
- * left at that size is mostly the soul host's own registry (actors/soul/soulHost.ts), which
- * still copies its record of every soul it has activated at each activation and passivation.
+ * ENSOUL_SCALE_SIZES=100,1000 runs only those sizes (a quick look). The whole curve, 100,000
+ * included, takes about two and a half minutes on a two-core machine: the node's registry and
+ * the soul host's no longer copy every soul at each flush or activation, and a heartbeat lists
+ * what fits in one message from cached entries (nodeStatusReply.ts).
  */
-const SIZES = process.env.ENSOUL_SCALE_SIZES?.split(",").map(Number) ?? [100, 1_000, 10_000];
+const SIZES = process.env.ENSOUL_SCALE_SIZES?.split(",").map(Number) ?? [100, 1_000, 10_000, 100_000];
 /** Measured turns at every size, spread over the active souls (soul host). */
 const TURNS = 20_000;
 /** Measured turns over the node's bus: fewer, as its intake takes one perception at a time. */
