@@ -42,6 +42,18 @@ describeWithNats("compaction of a soul's replicated history", () => {
   const opener = (local: Store, soulId: string, log: SoulHistoryLog, leases: LeaseStore, nodeId: string, epoch: number, extra: Partial<OpenSoulOptions> = {}) =>
     openReplicatedSoul({ local: local.actor(soulId), log, leases, nodeId, epoch, onFenced: () => undefined, ...extra });
 
+  /** A soul opened on node a of a fresh cluster, compacting every EVERY records, with its reports. */
+  const compactingOnA = async (soulId: string) => {
+    const cluster = uniqueCluster("cmp");
+    const b1 = await bus(cluster);
+    const leases = b1.leases!(2_000);
+    const nodeA = await leases.holdNode("a", "machine-a");
+    const storeA = store();
+    const r = reports();
+    const a = await opener(storeA, soulId, b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    return { cluster, b1, leases, nodeA, storeA, r, a };
+  };
+
   beforeAll(async () => {
     nc = await connect({ servers: fixture.server.url });
     jsm = await jetstreamManager(nc);
@@ -51,13 +63,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
   });
 
   it("keeps a soul's subject to about snapshotEvery records, and a rebuild from it has the whole soul", async () => {
-    const cluster = uniqueCluster("cmp");
-    const b1 = await bus(cluster);
-    const leases = b1.leases!(2_000);
-    const nodeA = await leases.holdNode("a", "machine-a");
-    const storeA = store();
-    const r = reports();
-    const a = await opener(storeA, "sam", b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    const { cluster, b1, leases, nodeA, storeA, r, a } = await compactingOnA("sam");
     for (let turn = 1; turn <= 23; turn++) {
       await storeA.actor("sam").receive(`p${turn}`, { content: `hello ${turn}` });
       // Working memory that grows every turn: the rebuilt soul must have all of it.
@@ -91,13 +97,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
   }, 20_000);
 
   it("perceptions answered just before a snapshot are not taken for missed ones by the node that takes the soul over", async () => {
-    const cluster = uniqueCluster("cmp");
-    const b1 = await bus(cluster);
-    const leases = b1.leases!(2_000);
-    const nodeA = await leases.holdNode("a", "machine-a");
-    const storeA = store();
-    const r = reports();
-    const a = await opener(storeA, "ivy", b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    const { cluster, b1, leases, nodeA, storeA, r, a } = await compactingOnA("ivy");
     // Five perceptions on the cluster stream, each answered by a turn: the fifth turn's record
     // is the fifth after the seed, so a snapshot follows it and the turns go.
     const answered = [];
