@@ -21,7 +21,7 @@ import { headers, nanos } from "@nats-io/transport-node";
 import { isStreamNotFound, isWrongLastSequence } from "./jetStreamErrors.ts";
 import { updateReplicas } from "./natsStream.ts";
 import { streamName } from "./subjects.ts";
-import { HistoryFencedError, historyStreamName, historySubject, historySubjects, MAX_HISTORY_RECORD_BYTES, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
+import { HistoryFencedError, HistoryRecordTooLargeError, historyStreamName, historySubject, historySubjects, MAX_HISTORY_RECORD_BYTES, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
 
 /** A stored message's limit (the stream's max_msg_size): one part, or a record sent whole. */
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -50,9 +50,7 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
   return {
     async append(soulId, data, expectedLastSeq, msgId) {
       await open();
-      if (data.length > MAX_HISTORY_RECORD_BYTES) {
-        throw new Error(`soul '${soulId}': a history record of ${data.length} bytes is over the ${MAX_HISTORY_RECORD_BYTES}-byte limit (its working memory is too large to replicate)`);
-      }
+      if (data.length > MAX_HISTORY_RECORD_BYTES) throw new HistoryRecordTooLargeError(soulId, data.length);
       const partBytes = Math.min(MAX_MESSAGE_BYTES, Math.max(64 * 1024, (opts.maxPayload?.() ?? 1024 * 1024) - HEADER_ROOM));
       const count = Math.ceil(data.length / partBytes);
       const subject = historySubject(cluster, soulId);

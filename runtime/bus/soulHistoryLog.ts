@@ -59,6 +59,17 @@ export class HistoryFencedError extends Error {
   }
 }
 
+/** A record over MAX_HISTORY_RECORD_BYTES: refused at once, and sending it again cannot help. */
+export class HistoryRecordTooLargeError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly bytes: number,
+  ) {
+    super(`soul '${soulId}': a history record of ${bytes} bytes is over the ${MAX_HISTORY_RECORD_BYTES}-byte limit (its state is too large to replicate)`);
+    this.name = "HistoryRecordTooLargeError";
+  }
+}
+
 export function historyStreamName(cluster: string): string {
   return `ENSOUL_${assertName("cluster", cluster)}_HISTORY`;
 }

@@ -12,7 +12,6 @@
  * snapshot for a missed one (missedPerceptions.ts) and answer it again. So the snapshot also
  * carries the ids of the done entries: all of them, or the DONE_IDS_CARRIED most recent.
  */
-import { MAX_HISTORY_RECORD_BYTES } from "../../bus/index.ts";
 import type { LmdbActorStore } from "../../store/index.ts";
 import type { HistoryRecord, RecordOwner } from "./historyRecord.ts";
 
@@ -25,9 +24,6 @@ export const DEFAULT_SNAPSHOT_EVERY = 1_000;
  * consumer's ack wait: tens of thousands of perceptions back is far past both.
  */
 export const DONE_IDS_CARRIED = 50_000;
-
-/** The history's largest record: a bigger snapshot is not sent (the soul goes on uncompacted). */
-export const MAX_SNAPSHOT_BYTES = MAX_HISTORY_RECORD_BYTES;
 
 /** The soul as it stands in the local copy, as a snapshot record numbered `n`. */
 export function snapshotRecord(local: LmdbActorStore, n: number, owner: RecordOwner): HistoryRecord {

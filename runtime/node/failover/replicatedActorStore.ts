@@ -21,9 +21,9 @@
  * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
  * crash).
  */
-import { HistoryFencedError, type SoulHistoryLog } from "../../bus/index.ts";
+import { HistoryFencedError, HistoryRecordTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
-import { MAX_SNAPSHOT_BYTES, snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
+import { snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { memoriesOf, memoryDelta, withoutMemories } from "./memoryDelta.ts";
 
@@ -186,7 +186,6 @@ export class ReplicatedActorStore implements ActorStore {
     const started = performance.now();
     const n = this.#position.n + 1;
     const bytes = encodeRecord(snapshotRecord(this.local, n, this.owner));
-    if (bytes.length > MAX_SNAPSHOT_BYTES) throw new Error(`soul '${this.actorId}': a snapshot of ${bytes.length} bytes is over the history's record limit; its history is not compacted`);
     // The dump has every acknowledgement that landed locally: none of them needs a record of its own now.
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
@@ -238,8 +237,8 @@ export class ReplicatedActorStore implements ActorStore {
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
-   * Appends a record this store made (a turn, a snapshot, a claim). A failure that is not the
-   * fence (NATS away, an acknowledgement lost) is tried again, the same record under the same
+   * Appends a record this store made (a turn, a snapshot, a claim). A failure that is neither
+   * the fence nor a record too large (NATS away, an acknowledgement lost) is tried again, the same record under the same
    * message id, so a copy that did land is recognised: the turn waits, its effects unseen,
    * rather than leave a gap in the history. A node that stays cut off loses its lease and
    * stops. A fenced append stops the store for good.
@@ -259,7 +258,8 @@ export class ReplicatedActorStore implements ActorStore {
           this.onFenced(this.actorId, err);
           throw new SoulFencedError(this.actorId, err);
         }
-        if (Date.now() + pause > deadline) throw err;
+        // A record too large is refused whatever the retry (a snapshot so refused leaves the history uncompacted).
+        if (err instanceof HistoryRecordTooLargeError || Date.now() + pause > deadline) throw err;
         await new Promise((r) => setTimeout(r, pause));
       }
     }
