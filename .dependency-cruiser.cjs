@@ -9,7 +9,7 @@
  * compose everything. api/ holds the package's entry points (package.json `exports`): it may
  * re-export any folder's index.ts, and nothing imports it.
  */
-const KERNEL = "^runtime/(cognition|providers|bus|store|http|log|metrics)/";
+const KERNEL = "^runtime/(cognition|providers|bus|store|http|log|metrics|faults)/";
 const COMPOSERS = "^runtime/(node|cli|inspect)/";
 /** A top-level part: `actors/soul`, `runtime/bus`, `souls/claudius`, `bridges/slack`. */
 const PART = "^(actors|runtime|souls|bridges)/([^/]+)/";
@@ -51,6 +51,13 @@ module.exports = {
       severity: "error",
       from: { path: "^runtime/log/" },
       to: { path: "^(actors|runtime|souls|bridges)/", pathNot: "^runtime/log/" },
+    },
+    {
+      name: "faults-import-nothing-of-ensoul",
+      comment: "Fault injection is at the bottom with the log: every I/O boundary of every layer names its point, so it can import none of them.",
+      severity: "error",
+      from: { path: "^runtime/faults/" },
+      to: { path: "^(actors|runtime|souls|bridges)/", pathNot: "^runtime/faults/" },
     },
     {
       name: "actors-import-only-actors-and-kernel",
