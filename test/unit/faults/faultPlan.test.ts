@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { atFaultPoint, FaultPlan, InjectedFault, installFaults, planFromEnvironment } from "../../../runtime/faults/index.ts";
+import { atFaultPoint, FaultPlan, InjectedFault, installFaults, planFromEnvironment, type FaultRule } from "../../../runtime/faults/index.ts";
 
 let uninstall: (() => void) | undefined;
 afterEach(() => uninstall?.());
 
-function plan(...rules: ConstructorParameters<typeof FaultPlan>[0]): FaultPlan {
+function plan(...rules: FaultRule[]): FaultPlan {
   const p = new FaultPlan(rules);
   uninstall = installFaults(p);
   return p;
