@@ -202,7 +202,8 @@ export function startSkillGate(options: SkillGateOptions): SkillGateHandle {
     track(work) {
       const settled = work.catch((err) => componentLogger("gate").error(`skill gate ${skill} failed to serve a request: ${errorMessage(err)}`));
       inFlight.add(settled);
-      void settled.finally(() => inFlight.delete(settled));
+      const forget = () => void inFlight.delete(settled);
+      settled.then(forget, forget);
     },
   };
   const actor = createActor(skillGateMachine, {

@@ -59,6 +59,7 @@ export async function stopIntake(subs: Iterable<{ drain(): Promise<void> }>, run
 /** Keeps `item` in `set` (what drain and close must stop) until it has closed; returns it. */
 export function keepUntilClosed<T extends { readonly closed: Promise<void> }>(set: Set<T>, item: T): T {
   set.add(item);
-  void item.closed.then(() => set.delete(item));
+  const forget = () => void set.delete(item);
+  item.closed.then(forget, forget);
   return item;
 }

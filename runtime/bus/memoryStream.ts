@@ -203,7 +203,8 @@ export class MemoryConsumerRunner implements DurableConsumer {
   abort(): void {
     this.aborted = true;
     if (this.inFlight !== null) this.stream.release(this.state, this.inFlight, Date.now());
-    this.stop();
+    // Nobody waits for an aborted consumer: its loop ending badly must not be an unhandled rejection.
+    this.stop().catch(() => undefined);
   }
 
   private async loop(): Promise<void> {

@@ -176,22 +176,25 @@ class NatsBus implements Bus {
     this.closed = nc.closed().then(() => {
       this.state = "closed";
     });
-    void this.watchStatus();
+    this.watchStatus().catch((err: unknown) => this.report(err, { subject: "(connection status)" }));
   }
 
   private async watchStatus(): Promise<void> {
     const waiting: { release: () => void } = { release: () => {} };
-    for await (const s of this.nc.status()) {
-      if (s.type === "disconnect" && this.connected) {
-        this.connected = false;
-        this.reconnected = new Promise((resolve) => (waiting.release = resolve));
-      } else if (s.type === "reconnect" && !this.connected) {
-        this.connected = true;
-        waiting.release();
+    try {
+      for await (const s of this.nc.status()) {
+        if (s.type === "disconnect" && this.connected) {
+          this.connected = false;
+          this.reconnected = new Promise((resolve) => (waiting.release = resolve));
+        } else if (s.type === "reconnect" && !this.connected) {
+          this.connected = true;
+          waiting.release();
+        }
       }
+    } finally {
+      // The status stream ends when the connection closes (or fails): release anyone waiting to publish.
+      waiting.release();
     }
-    // The status stream ends when the connection closes: release anyone waiting to publish.
-    waiting.release();
   }
 
   async publish(subject: string, data: Uint8Array, opts: PublishOptions = {}): Promise<void> {

@@ -202,15 +202,13 @@ function streamStep<Raw, Value>(
  */
 function bufferedStream(source: AsyncIterable<string> | Promise<AsyncIterable<string>>): AsyncIterable<string> {
   const queue = chunkQueue();
-  void (async () => {
-    let failure: unknown;
-    try {
-      for await (const chunk of await source) queue.push(chunk);
-    } catch (e) {
-      failure = e;
-    } finally {
-      queue.end(failure);
-    }
-  })();
+  const drain = async () => {
+    for await (const chunk of await source) queue.push(chunk);
+  };
+  // The queue's reader gets the failure; the drain itself never rejects unheard.
+  drain().then(
+    () => queue.end(undefined),
+    (failure: unknown) => queue.end(failure),
+  );
   return queue.chunks;
 }

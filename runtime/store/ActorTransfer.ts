@@ -128,7 +128,7 @@ export function removeActorInTransaction(actorId: string, dbs: Databases): void 
   for (const db of Object.values(dbs) as Databases[keyof Databases][]) {
     // Collected first: removing under a live cursor would move it.
     const keys = [...db.getKeys(range)];
-    for (const key of keys) void db.remove(key);
+    for (const key of keys) db.removeSync(key);
   }
 }
 
@@ -163,18 +163,18 @@ export function assertDoneIds(actorId: string, dump: ActorDump, done: DoneInboxI
 export function restoreInTransaction(actorId: string, dbs: Databases, memories: MemoryLog, dump: ActorDump, done?: DoneInboxIds): void {
   // Nothing of the actor is left, so the log starts from an empty account.
   const { record, written } = memories.writeInTransaction(dump.state, () => undefined);
-  void dbs.state.put([actorId], record);
+  dbs.state.putSync([actorId], record);
   dump.inbox.forEach((entry, i) => {
-    void dbs.inbox.put([actorId, entry.id], { ...entry, seq: i + 1 });
-    void dbs.inboxQueue.put([actorId, i + 1], entry.id);
+    dbs.inbox.putSync([actorId, entry.id], { ...entry, seq: i + 1 });
+    dbs.inboxQueue.putSync([actorId, i + 1], entry.id);
   });
   const doneIds = done?.ids ?? [];
-  doneIds.forEach((id, i) => void dbs.inbox.put([actorId, id], { id, perception: null, status: "done", attempts: 1, receivedAt: done?.at ?? 0, seq: dump.inbox.length + i + 1 }));
+  doneIds.forEach((id, i) => dbs.inbox.putSync([actorId, id], { id, perception: null, status: "done", attempts: 1, receivedAt: done?.at ?? 0, seq: dump.inbox.length + i + 1 }));
   // The counters go on from what was written, so the next arrival sorts after these.
-  if (dump.inbox.length + doneIds.length > 0) void dbs.meta.put([actorId, "inboxSeq"], dump.inbox.length + doneIds.length);
-  dump.outbox.forEach((entry, i) => void dbs.outbox.put([actorId, entry.id], { seq: i + 1, entry }));
-  if (dump.outbox.length > 0) void dbs.meta.put([actorId, "outboxSeq"], dump.outbox.length);
-  for (const entry of dump.schedules) void dbs.schedules.put([actorId, entry.id], entry);
-  for (const entry of dump.kv) void dbs.kv.put([actorId, entry.namespace, ...entry.key], entry.value);
+  if (dump.inbox.length + doneIds.length > 0) dbs.meta.putSync([actorId, "inboxSeq"], dump.inbox.length + doneIds.length);
+  dump.outbox.forEach((entry, i) => dbs.outbox.putSync([actorId, entry.id], { seq: i + 1, entry }));
+  if (dump.outbox.length > 0) dbs.meta.putSync([actorId, "outboxSeq"], dump.outbox.length);
+  for (const entry of dump.schedules) dbs.schedules.putSync([actorId, entry.id], entry);
+  for (const entry of dump.kv) dbs.kv.putSync([actorId, entry.namespace, ...entry.key], entry.value);
   written();
 }

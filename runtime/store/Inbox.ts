@@ -36,8 +36,8 @@ export class Inbox extends ActorRecords {
       if (inbox.doesExist(key)) return false;
       const seq = nextSequence(meta, this.actorId, "inboxSeq");
       const entry: InboxEntry = { id, perception, status: "pending", attempts: 0, receivedAt: Date.now(), seq };
-      void inbox.put(key, entry);
-      void inboxQueue.put([this.actorId, seq], id);
+      inbox.putSync(key, entry);
+      inboxQueue.putSync([this.actorId, seq], id);
       return true;
     });
   }
@@ -120,7 +120,7 @@ export class Inbox extends ActorRecords {
     }
     const key = this.#key(id);
     return this.writer.write(`${what} ${JSON.stringify(id)} for actor ${this.actorId}`, () => [this.dbs.inbox.get(key)], () => {
-      void this.dbs.inbox.put(key, change(this.#existing(id, what)));
+      this.dbs.inbox.putSync(key, change(this.#existing(id, what)));
     });
   }
 
@@ -133,8 +133,8 @@ export class Inbox extends ActorRecords {
   /** Inside a turn's transaction: marks the processed entry done and takes it out of the queue. */
   markDoneInTransaction(id: string): void {
     const entry = this.#existing(id, "commitTurn");
-    void this.dbs.inbox.put(this.#key(id), { ...entry, status: "done", attempts: entry.attempts + 1 });
-    void this.dbs.inboxQueue.remove([this.actorId, entry.seq]);
+    this.dbs.inbox.putSync(this.#key(id), { ...entry, status: "done", attempts: entry.attempts + 1 });
+    this.dbs.inboxQueue.removeSync([this.actorId, entry.seq]);
   }
 
   /**
@@ -149,7 +149,7 @@ export class Inbox extends ActorRecords {
     }
     const seq = nextSequence(this.dbs.meta, this.actorId, "inboxSeq");
     const entry: InboxEntry = { id, perception, status: "done", attempts: 1, receivedAt: Date.now(), seq };
-    void this.dbs.inbox.put(this.#key(id), entry);
+    this.dbs.inbox.putSync(this.#key(id), entry);
   }
 
   /**
@@ -167,7 +167,7 @@ export class Inbox extends ActorRecords {
       for (const value of this.values(this.dbs.inbox)) {
         if (value.status === "done" && value.receivedAt < cutoff) old.push(value.id);
       }
-      for (const id of old) void this.dbs.inbox.remove(this.#key(id));
+      for (const id of old) this.dbs.inbox.removeSync(this.#key(id));
       return old.length;
     });
   }

@@ -83,7 +83,7 @@ export class LmdbKvNamespace<V> implements KvNamespace<V> {
       return Promise.reject(error);
     }
     return this.#writer.write(`kv put in ${this.namespace} for actor ${this.actorId}`, () => [value], () => {
-      void this.#dbs.kv.put(full, value);
+      this.#dbs.kv.putSync(full, value);
     });
   }
 
@@ -96,7 +96,7 @@ export class LmdbKvNamespace<V> implements KvNamespace<V> {
     }
     return this.#writer.write(`kv delete in ${this.namespace} for actor ${this.actorId}`, null, () => {
       if (!this.#dbs.kv.doesExist(full)) return false;
-      void this.#dbs.kv.remove(full);
+      this.#dbs.kv.removeSync(full);
       return true;
     });
   }

@@ -142,14 +142,14 @@ export class LmdbActorStoreImpl implements LmdbActorStore {
     ];
     const committing = this.#writer.write(`commitTurn ${state.turn} for actor ${this.actorId}`, sizes, () => {
       const { record, written } = this.#memories.writeInTransaction(state, () => this.#dbs.state.get([this.actorId]));
-      void this.#dbs.state.put([this.actorId], record);
+      this.#dbs.state.putSync([this.actorId], record);
       if (inboxDone !== undefined) this.#inbox.markDoneInTransaction(inboxDone);
       if (inboxRecord !== undefined) this.#inbox.recordDoneInTransaction(inboxRecord.id, inboxRecord.perception);
       for (const entry of outbox) this.#outbox.putInTransaction(entry);
       for (const entry of schedulesPut) this.#schedules.putInTransaction(entry);
       for (const id of schedulesDelete) this.#schedules.deleteInTransaction(id);
       const priors = logged ? this.#turnLog.priorsOf(kv) : [];
-      for (const write of kv) void this.#dbs.kv.put([this.actorId, write.namespace, ...write.key], write.value);
+      for (const write of kv) this.#dbs.kv.putSync([this.actorId, write.namespace, ...write.key], write.value);
       if (logged) this.#turnLog.appendInTransaction(logged.kind, record, priors, logged.trace, logged.at);
       written();
     });

@@ -212,7 +212,7 @@ export class MemoryLog {
     const account = this.#account ?? this.#accountIn(previous());
     const retain = this.#retain();
     if (!hasMemoryArray(wm)) {
-      if (!retain) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+      if (!retain) for (const slot of account.uses.keys()) this.#db.removeSync([this.#actorId, slot]);
       return { record: state, written: () => this.#took(undefined, emptyAccount()) };
     }
     const memories = wm.memories;
@@ -248,10 +248,10 @@ export class MemoryLog {
     }
     // Retained, the turn log's pruning removes the slots nothing uses any more.
     if (retain) void 0;
-    else if (gathered) for (const slot of account.uses.keys()) void this.#db.remove([this.#actorId, slot]);
+    else if (gathered) for (const slot of account.uses.keys()) this.#db.removeSync([this.#actorId, slot]);
     // A slot this commit stops using goes, unless another place still uses it.
-    else if (delta) for (const [slot, by] of delta) if (by < 0 && (account.uses.get(slot) ?? 0) + by <= 0) void this.#db.remove([this.#actorId, slot]);
-    for (const [slot, memory] of fresh) void this.#db.put([this.#actorId, slot], memory);
+    else if (delta) for (const [slot, by] of delta) if (by < 0 && (account.uses.get(slot) ?? 0) + by <= 0) this.#db.removeSync([this.#actorId, slot]);
+    for (const [slot, memory] of fresh) this.#db.putSync([this.#actorId, slot], memory);
 
     const { memories: _memories, ...header } = wm;
     const logged: LoggedWorkingMemory = { ...header, memoryCount: memories.length, memoryRuns: runs, memoryNext: next };

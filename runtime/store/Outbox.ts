@@ -32,7 +32,7 @@ export class Outbox extends ActorRecords {
   putInTransaction(entry: OutboxEntry): void {
     const key = [this.actorId, entry.id];
     const seq = this.dbs.outbox.get(key)?.seq ?? nextSequence(this.dbs.meta, this.actorId, "outboxSeq");
-    void this.dbs.outbox.put(key, { seq, entry });
+    this.dbs.outbox.putSync(key, { seq, entry });
   }
 
   /** Removes a published entry. Acknowledging an unknown or already acknowledged id is a no-op. */
@@ -43,7 +43,7 @@ export class Outbox extends ActorRecords {
       return Promise.reject(error);
     }
     return this.writer.write(`ackOutbox ${JSON.stringify(id)} for actor ${this.actorId}`, null, () => {
-      void this.dbs.outbox.remove([this.actorId, id]);
+      this.dbs.outbox.removeSync([this.actorId, id]);
     });
   }
 }

@@ -24,11 +24,11 @@ export class Schedules extends ActorRecords {
   }
 
   putInTransaction(entry: ScheduledEntry): void {
-    void this.dbs.schedules.put([this.actorId, entry.id], entry);
+    this.dbs.schedules.putSync([this.actorId, entry.id], entry);
   }
 
   deleteInTransaction(id: string): void {
-    void this.dbs.schedules.remove([this.actorId, id]);
+    this.dbs.schedules.removeSync([this.actorId, id]);
   }
 
   put(entry: ScheduledEntry): Promise<void> {

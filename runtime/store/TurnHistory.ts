@@ -84,7 +84,7 @@ export class TurnHistory implements ActorHistory {
       const { metadata } = current;
       const record: ActorState = { ...target.state, workingMemory: withNextSlot(target.state.workingMemory, current.workingMemory), turn: current.turn, ...(metadata !== undefined ? { metadata } : {}) };
       if (metadata === undefined) delete record.metadata;
-      void this.#dbs.state.put([this.#actorId], record);
+      this.#dbs.state.putSync([this.#actorId], record);
       this.#log.appendInTransaction("revert", record, kv, undefined, at, { toTurn, by });
       return { turn: current.turn, toTurn, by, at };
     });
@@ -104,16 +104,16 @@ export class TurnHistory implements ActorHistory {
       const key = [this.#actorId, write.namespace, ...write.key];
       const now = this.#dbs.kv.get(key);
       replaced.push({ namespace: write.namespace, key: write.key, value: write.had ? write.prior : null, ...(now === undefined ? { had: false } : { had: true, prior: now }) });
-      if (write.had) void this.#dbs.kv.put(key, write.prior);
-      else void this.#dbs.kv.remove(key);
+      if (write.had) this.#dbs.kv.putSync(key, write.prior);
+      else this.#dbs.kv.removeSync(key);
     }
     return replaced;
   }
 
   #replaceSchedules(schedules: readonly ScheduledEntry[]): void {
     const keys = [...this.#dbs.schedules.getKeys(prefixRange([this.#actorId]))];
-    for (const key of keys) void this.#dbs.schedules.remove(key);
-    for (const entry of schedules) void this.#dbs.schedules.put([this.#actorId, entry.id], entry);
+    for (const key of keys) this.#dbs.schedules.removeSync(key);
+    for (const entry of schedules) this.#dbs.schedules.putSync([this.#actorId, entry.id], entry);
   }
 
   #loggedTurn(record: TurnLogRecord, memories: unknown[], memoriesBefore: unknown[] | null): LoggedTurn {

@@ -93,8 +93,8 @@ export class TurnLog {
     const schedules: ScheduledEntry[] = [];
     for (const { value } of this.#schedules.getRange(prefixRange([this.#actorId]))) schedules.push(value);
     const entry: TurnLogEntry = { kind, turn, at, state: record, schedules, kv, ...(revert ? { revert } : {}) };
-    void this.#turns.put([this.#actorId, turn, k], entry);
-    if (trace !== undefined) void this.#traces.put([this.#actorId, turn, k], trace);
+    this.#turns.putSync([this.#actorId, turn, k], entry);
+    if (trace !== undefined) this.#traces.putSync([this.#actorId, turn, k], trace);
     if (k === 0 && this.#count !== undefined) this.#count++;
     this.#last = { turn, k };
     this.#pruneIfDue(record, at);
@@ -222,8 +222,8 @@ export class TurnLog {
       const turn = key[1] as number;
       const drop = turn !== latest && (turn < keepFrom || value.at < cutoff);
       if (drop) {
-        void this.#turns.remove(key as Key);
-        void this.#traces.remove(key as Key);
+        this.#turns.removeSync(key as Key);
+        this.#traces.removeSync(key as Key);
       } else {
         addSlots(used, runsOf(value.state));
         if (!seen.has(turn)) (seen.add(turn), count++);
@@ -231,6 +231,6 @@ export class TurnLog {
     }
     this.#count = count;
     const stale = [...this.#memories.getKeys(this.#range())].filter((key) => !used.has(keyParts(key)[1] as number));
-    for (const key of stale) void this.#memories.remove(key);
+    for (const key of stale) this.#memories.removeSync(key);
   }
 }

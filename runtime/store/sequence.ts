@@ -9,6 +9,6 @@ import type { Database, Key } from "lmdb";
 export function nextSequence(meta: Database<number, Key>, actorId: string, name: string): number {
   const key = [actorId, name];
   const next = (meta.get(key) ?? 0) + 1;
-  void meta.put(key, next);
+  meta.putSync(key, next);
   return next;
 }

@@ -10,6 +10,7 @@
  * watches clusters with any `runtime.heartbeatMs`.
  */
 import { isValidName, SUBJECT_ROOT, type Bus, type Subscription } from "../../bus/index.ts";
+import { componentLogger } from "../../log/index.ts";
 import { decodeControl, isControlError, requestControl, type NodeStatus, type SoulRunStatus, type SoulStatusEntry, type TokenCount } from "../../node/index.ts";
 
 export type FleetStatus = SoulRunStatus | "down";
@@ -206,7 +207,7 @@ export async function watchFleet(bus: Bus, cluster: string, options: FleetOption
   const sub: Subscription = bus.subscribe(`${SUBJECT_ROOT}.${cluster}.node.*.heartbeat`, (msg) => {
     const status = decodeControl<NodeStatus>(msg.data);
     if (isControlError(status) || typeof status.node !== "string" || !Array.isArray(status.souls)) return;
-    void fleet.heard(status, true);
+    fleet.heard(status, true).catch((err: unknown) => componentLogger("debugger").warn(`the fleet could not take node ${status.node}'s heartbeat in: ${(err as Error)?.message ?? err}`));
   });
   const sweep = setInterval(() => fleet.sweep(), SWEEP_MS);
   sweep.unref();

@@ -4,7 +4,7 @@
  * ../pageAssets.ts).
  */
 import { adoptTokenFromUrl, api } from "./api.ts";
-import { badge, h } from "./dom.ts";
+import { badge, h, inBackground } from "./dom.ts";
 import { ago } from "./format.ts";
 import { FleetView } from "./fleetView.ts";
 import { watchRoute, type Route } from "./router.ts";
@@ -32,10 +32,10 @@ class App {
     into.replaceChildren(top, this.banner, this.main);
     this.main.appendChild(this.fleet.root);
     watchRoute((route) => this.show(route));
-    void this.loadFleet();
+    inBackground(this.loadFleet());
     connectEvents({ onEvent: (e) => this.onEvent(e), onState: (s) => this.onLink(s) });
     window.setInterval(() => this.fleet.tick(), 5_000);
-    window.setInterval(() => void this.loadFleet(), RESYNC_MS);
+    window.setInterval(() => inBackground(this.loadFleet()), RESYNC_MS);
   }
 
   private async loadFleet(): Promise<void> {
@@ -74,7 +74,7 @@ class App {
     this.soul = new SoulView(route.id, this.fleet.entry(route.id));
     this.main.appendChild(this.soul.root);
     window.scrollTo(0, 0);
-    void this.soul.load();
+    inBackground(this.soul.load());
   }
 
   private onEvent(event: LiveEvent): void {
@@ -99,7 +99,7 @@ class App {
     if (state.state === "live") {
       // After a reconnect, read again what the events of the gap would have said.
       if (this.wasLive) {
-        void this.loadFleet();
+        inBackground(this.loadFleet());
         this.soul?.onEvent("resync");
       }
       this.wasLive = true;

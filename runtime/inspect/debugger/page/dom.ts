@@ -102,3 +102,8 @@ export function swapKeepingOpen(old: Element, fresh: Element): void {
     if (wasOpen[i] && !d.open) d.open = true;
   });
 }
+
+/** Work the page starts and does not wait for: it reports its own failures; one it did not is logged, never unhandled. */
+export function inBackground(work: Promise<unknown>): void {
+  work.catch((err: unknown) => console.error("ensoul debugger:", err));
+}

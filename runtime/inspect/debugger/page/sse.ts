@@ -4,6 +4,7 @@
  * blank line, skips comments, and reconnects with backoff (1 s doubling to 30 s).
  */
 import { authHeaders } from "./api.ts";
+import { inBackground } from "./dom.ts";
 import type { LiveEvent } from "./types.ts";
 
 export type LinkState = { state: "connecting" } | { state: "live" } | { state: "retrying"; inMs: number; why: string } | { state: "unauthorized" };
@@ -84,6 +85,6 @@ export function connectEvents(handlers: SseHandlers): { stop(): void } {
       delay = Math.min(delay * 2, 30_000);
     }
   };
-  void loop();
+  inBackground(loop());
   return { stop: () => abort.abort() };
 }
