@@ -192,7 +192,16 @@ export class BridgeRuntime {
 
   async #ignored(message: PlatformMessage, reason: string): Promise<void> {
     this.actor.send({ type: "IGNORED", reason });
-    const data = { bridge: this.name, platform: message.platform, channel: message.channel, messageId: message.messageId, userId: message.userId, reason, ...(message.thread !== undefined ? { thread: message.thread } : {}) };
+    const data = {
+      bridge: this.name,
+      platform: message.platform,
+      channel: message.channel,
+      messageId: message.messageId,
+      userId: message.userId,
+      reason,
+      ...(message.thread !== undefined ? { thread: message.thread } : {}),
+      ...(message.parentChannel !== undefined ? { parentChannel: message.parentChannel } : {}),
+    };
     const env = makeEnvelope("event", this.address, this.soul, { type: "bridge.ignored", data }, { causation: message.id });
     await this.o.bus.publish(this.o.subjects.events(this.soul), encodeEnvelope(env)).catch((err: unknown) => this.report(err, "publishing a bridge.ignored event"));
   }

@@ -8,7 +8,7 @@
 import { Events, type Client, type Message } from "discord.js";
 import type { BridgeRuntime } from "../core/index.ts";
 import type { DaimonWebhooks } from "./DaimonWebhooks.ts";
-import { platformMessageOf } from "./discordMessages.ts";
+import { platformMessageOf, withThreadParent } from "./discordMessages.ts";
 
 export interface DiscordIntake {
   /**
@@ -27,6 +27,7 @@ export function listenForMessages(client: Client, runtime: BridgeRuntime, webhoo
   const take = async (message: Message) => {
     const botId = client.user?.id;
     if (!botId) return;
+    await withThreadParent(client, message);
     const platformMessage = platformMessageOf(message, { botId, applicationId: client.application?.id, ownsWebhook: (id) => webhooks?.owns(id) ?? false });
     // Its own posts come back on the gateway: nothing to take, not even while the node stops.
     if (!platformMessage || platformMessage.own) return;
