@@ -7,17 +7,15 @@
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { BridgeLedger } from "../../../bridges/core/index.ts";
-import { startDiscordBridge } from "../../../bridges/discord/index.ts";
 import { clusterSubjects, createInProcessBus, decodeEnvelope, isKind, type Bus, type Envelope } from "../../../runtime/bus/index.ts";
 import { openStore, type Store } from "../../../runtime/store/index.ts";
-import { startDiscord } from "../../support/bridges/discordNode.ts";
+import { BRIDGE, startBridgeAlone, startDiscord } from "../../support/bridges/discordNode.ts";
 import type { FakeDiscord } from "../../support/fakes/discord/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 const subjects = clusterSubjects("stopping");
-const NAME = "discord-echo";
 
 let fake: FakeDiscord | undefined;
 let bus: Bus | undefined;
@@ -30,17 +28,7 @@ afterEach(async () => {
 });
 
 function startBridge(f: FakeDiscord, b: Bus, s: Store, reports: string[]) {
-  return startDiscordBridge({
-    entry: { type: "discord", soul: "echo" },
-    name: NAME,
-    bus: b,
-    subjects,
-    store: s,
-    env: { DISCORD_TOKEN: f.token, DISCORD_API_URL: f.apiUrl },
-    soulName: "Echo",
-    report: (err, what) => reports.push(`${what}: ${err instanceof Error ? err.message : String(err)}`),
-    log: () => undefined,
-  });
+  return startBridgeAlone({ fake: f, bus: b, store: s, reports });
 }
 
 describe("a Discord message arriving while the node stops", () => {
@@ -59,7 +47,7 @@ describe("a Discord message arriving while the node stops", () => {
     first.runtime.closeIntake();
     const late = f.messageCreate({ content: "<@100> just as the node stops" });
     const ignoredLate = f.messageCreate({ content: "no mention: the policy still decides" });
-    const ledger = new BridgeLedger(s, `bridge-${NAME}`);
+    const ledger = new BridgeLedger(s, `bridge-${BRIDGE}`);
     await f.waitFor(() => ledger.taken(`discord:${late.id}`)?.unpublished);
     await first.stop();
     expect(perceptions).toEqual([]);

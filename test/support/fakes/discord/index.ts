@@ -55,7 +55,7 @@ export interface FakeDiscordOptions {
   guilds?: FakeGuildConfig[];
   /** HELLO's heartbeat_interval; Discord's is 41250. Use ~1000 in tests. */
   heartbeatIntervalMs?: number;
-  /** How long `enforce_nonce` remembers a nonce ("the past few minutes"); default 5 minutes. */
+  /** How long `enforce_nonce` remembers a nonce ("the past few minutes"); default 5 minutes; 0: not at all (a repeat after the window). */
   nonceWindowMs?: number;
   /** Send MESSAGE_CREATE/UPDATE/DELETE for the bot's own REST and webhook messages, as Discord does (default true). */
   echoOwnMessages?: boolean;
@@ -142,6 +142,8 @@ export interface FakeDiscord {
    * connection closed without an answer.
    */
   failNext(route: RouteMatcher, failure?: FailureOptions, times?: number): void;
+  /** Forgets the failures `failNext` set that no call has met yet. */
+  clearFailures(): void;
   /**
    * A thread in a guild channel (type 11 unless `type` says otherwise). Announced with
    * THREAD_CREATE, as Discord does, unless `announce` is false: then the client first hears of
@@ -281,6 +283,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     rateLimitNext: (route, retryAfterSeconds, times = 1, opts = {}) => rest.rateLimitNext(route, retryAfterSeconds, times, opts.global ?? false),
     failNext: (route, failure = {}, times = 1) => rest.failNext(route, failure, times),
+    clearFailures: () => rest.clearFailures(),
     createThread: (thread) => {
       const parent = store.channels.get(thread.parent_id);
       if (!parent?.guild_id) throw new Error(`fake Discord: no guild channel ${thread.parent_id} to start a thread in`);

@@ -144,6 +144,10 @@ export class FakeRest {
     this.failures.push({ matcher, remaining: times, applied: failure.applied ?? true, status: failure.status ?? 500, reset: failure.reset ?? false });
   }
 
+  clearFailures(): void {
+    this.failures.length = 0;
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
     const method = (req.method ?? "GET").toUpperCase();

@@ -176,6 +176,7 @@ export class DiscordStore {
 
   /** The message this author created in this channel with this nonce within the window, if any. */
   findByNonce(channelId: Snowflake, authorId: Snowflake, nonce: string | number, windowMs: number): StoredMessage | undefined {
+    if (windowMs <= 0) return undefined;
     const since = Date.now() - windowMs;
     return this.messageList.find(
       (m) =>
