@@ -63,6 +63,10 @@ function readEnv(ctx: BridgeStartContext): { token: string; apiUrl?: string } {
   if (!token) throw new Error(`discord bridge ${ctx.name}: set DISCORD_TOKEN (the bot's token); it is never printed`);
   const apiUrl = ctx.env["DISCORD_API_URL"] || undefined;
   if (apiUrl !== undefined && !URL.canParse(apiUrl)) throw new Error(`discord bridge ${ctx.name}: DISCORD_API_URL is not a URL (e.g. https://discord.com/api)`);
+  // discord.js appends the version itself: `.../api/v10` would ask for `.../api/v10/v10/...`, and Discord answer 404.
+  if (apiUrl !== undefined && /\/v\d+\/?$/.test(new URL(apiUrl).pathname)) {
+    throw new Error(`discord bridge ${ctx.name}: DISCORD_API_URL is the REST base without the version, which discord.js appends (/v10): e.g. https://discord.com/api`);
+  }
   return { token, ...(apiUrl !== undefined ? { apiUrl } : {}) };
 }
 
