@@ -159,11 +159,11 @@ export class BridgeRuntime {
   #oneAtATime<T>(id: string, take: () => Promise<T>): Promise<T> {
     const before = this.#taking.get(id) ?? Promise.resolve();
     const result = before.then(take, take);
-    const done = result.catch(() => undefined);
-    this.#taking.set(id, done);
-    void done.then(() => {
+    // Settles (never rejects) once this take is over, and forgets itself if no later take queued behind it.
+    const done: Promise<void> = result.then(() => undefined, () => undefined).finally(() => {
       if (this.#taking.get(id) === done) this.#taking.delete(id);
     });
+    this.#taking.set(id, done);
     return result;
   }
 
