@@ -84,6 +84,15 @@ export class BridgeLedger {
     return this.#posts.put([speechId, part], entry);
   }
 
+  /**
+   * Whether some post is recorded with this platform message: a post looked for after its
+   * answer was lost must not take another post's message (the same words said twice) for its own.
+   */
+  recordsMessage(ref: PostedRef): boolean {
+    for (const e of this.#posts.range()) if (e.value.ref?.id === ref.id && e.value.ref.channel === ref.channel) return true;
+    return false;
+  }
+
   /** Removes what is older than `keepMs`; returns how many entries went. */
   async prune(keepMs = DEFAULT_LEDGER_KEEP_MS, now = Date.now()): Promise<number> {
     const cutoff = now - keepMs;

@@ -33,6 +33,8 @@ export interface BridgeRuntimeOptions {
 
 export type ReceiveResult =
   | { status: "published"; id: string }
+  /** Taken and recorded, not yet published (`keep`): `publishUnpublished` or the next start publishes it. */
+  | { status: "kept"; id: string }
   | { status: "duplicate"; id: string }
   | { status: "ignored"; id: string; reason: string };
 
@@ -114,19 +116,58 @@ export class BridgeRuntime {
     if (message.own) return Promise.resolve({ status: "ignored", id: message.id, reason: "the bridge's own message" });
     // Refused, not dropped: the platform retries (Slack, an HTTP client) once a node takes it.
     if (this.#closed) return Promise.reject(new Error(`bridge ${this.name} is stopping; the message was not taken`));
-    // One at a time per id: a retry (or an app_mention and its message twin) racing the first
-    // must see it taken, not decide and publish beside it.
-    const before = this.#taking.get(message.id) ?? Promise.resolve();
-    const result = before.then(() => this.#receive(message), () => this.#receive(message));
-    const done = result.catch(() => undefined);
-    this.#taking.set(message.id, done);
-    void done.then(() => {
-      if (this.#taking.get(message.id) === done) this.#taking.delete(message.id);
+    return this.#oneAtATime(message.id, () => this.#receive(message, true));
+  }
+
+  /**
+   * A platform message taken as `receive` takes it, but recorded instead of published: for a
+   * platform that never sends a message again (Discord), while earlier messages wait for the
+   * bus (so it cannot overtake them) and while the bridge stops (the next start publishes it).
+   */
+  keep(message: PlatformMessage): Promise<ReceiveResult> {
+    if (message.own) return Promise.resolve({ status: "ignored", id: message.id, reason: "the bridge's own message" });
+    return this.#oneAtATime(message.id, () => this.#receive(message, false));
+  }
+
+  /**
+   * Publishes the messages taken and not yet on the bus, in the ledger's order, and resolves
+   * with how many went; rejects at the first that fails, which stays, with those after it,
+   * for the next call or the next start.
+   */
+  async publishUnpublished(): Promise<number> {
+    let published = 0;
+    for (const message of this.ledger.unpublished()) {
+      await this.#oneAtATime(message.id, async () => {
+        // Published meanwhile (a platform's retry through `receive`): not again.
+        if (!this.ledger.taken(message.id)?.unpublished) return;
+        await this.#publish(message);
+        published++;
+      });
+    }
+    return published;
+  }
+
+  /** Whether `closeIntake` was called: `receive` refuses messages from then on. */
+  get intakeClosed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * One at a time per id: a retry (or an app_mention and its message twin) racing the first
+   * must see it taken, not decide and publish beside it.
+   */
+  #oneAtATime<T>(id: string, take: () => Promise<T>): Promise<T> {
+    const before = this.#taking.get(id) ?? Promise.resolve();
+    const result = before.then(take, take);
+    // Settles (never rejects) once this take is over, and forgets itself if no later take queued behind it.
+    const done: Promise<void> = result.then(() => undefined, () => undefined).finally(() => {
+      if (this.#taking.get(id) === done) this.#taking.delete(id);
     });
+    this.#taking.set(id, done);
     return result;
   }
 
-  async #receive(message: PlatformMessage): Promise<ReceiveResult> {
+  async #receive(message: PlatformMessage, publish: boolean): Promise<ReceiveResult> {
     this.count("received");
     const taken = this.ledger.taken(message.id);
     if (taken && !taken.unpublished) {
@@ -139,6 +180,10 @@ export class BridgeRuntime {
         await this.#ignored(message, decision.reason);
         return { status: "ignored", id: message.id, reason: decision.reason };
       }
+    }
+    if (!publish) {
+      if (!taken) await this.ledger.take(message.id, conversationOf(message), message);
+      return { status: "kept", id: message.id };
     }
     await this.#publish(message);
     return { status: "published", id: message.id };
@@ -167,13 +212,7 @@ export class BridgeRuntime {
   }
 
   async #publish(message: PlatformMessage): Promise<void> {
-    const conversation: Conversation = {
-      platform: message.platform,
-      channel: message.channel,
-      messageId: message.messageId,
-      direct: message.direct,
-      ...(message.thread !== undefined ? { thread: message.thread } : {}),
-    };
+    const conversation = conversationOf(message);
     // Taken before it is published: the speech answering it must find its conversation, and a
     // publish cut short is done again (at the next start, or when the platform retries).
     const env = perceptionOf(message, this.soul, this.address);
@@ -192,7 +231,16 @@ export class BridgeRuntime {
 
   async #ignored(message: PlatformMessage, reason: string): Promise<void> {
     this.actor.send({ type: "IGNORED", reason });
-    const data = { bridge: this.name, platform: message.platform, channel: message.channel, messageId: message.messageId, userId: message.userId, reason, ...(message.thread !== undefined ? { thread: message.thread } : {}) };
+    const data = {
+      bridge: this.name,
+      platform: message.platform,
+      channel: message.channel,
+      messageId: message.messageId,
+      userId: message.userId,
+      reason,
+      ...(message.thread !== undefined ? { thread: message.thread } : {}),
+      ...(message.parentChannel !== undefined ? { parentChannel: message.parentChannel } : {}),
+    };
     const env = makeEnvelope("event", this.address, this.soul, { type: "bridge.ignored", data }, { causation: message.id });
     await this.o.bus.publish(this.o.subjects.events(this.soul), encodeEnvelope(env)).catch((err: unknown) => this.report(err, "publishing a bridge.ignored event"));
   }
@@ -210,4 +258,15 @@ export class BridgeRuntime {
     if (speech.final) await this.#sink.final(speech, taken.conversation);
     else this.#sink.chunk(speech, taken.conversation);
   }
+}
+
+/** Where a message was said: where the speech answering it goes. */
+function conversationOf(message: PlatformMessage): Conversation {
+  return {
+    platform: message.platform,
+    channel: message.channel,
+    messageId: message.messageId,
+    direct: message.direct,
+    ...(message.thread !== undefined ? { thread: message.thread } : {}),
+  };
 }

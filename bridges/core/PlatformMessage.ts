@@ -28,6 +28,12 @@ export interface Conversation {
 export interface PlatformMessage extends Conversation {
   /** The perception id: the message's identity on its platform (`platformPerceptionId`). */
   id: string;
+  /**
+   * Where a thread is a channel of its own (Discord), the channel it was started in: the
+   * policy's channel lists apply to it as to the thread. Absent where threads live in their
+   * channel (Slack), and outside threads.
+   */
+  parentChannel?: string;
   userId: string;
   /** Display name; untrusted. */
   userName: string;

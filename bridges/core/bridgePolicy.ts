@@ -12,9 +12,9 @@ import type { PlatformMessage } from "./PlatformMessage.ts";
 export const bridgePolicySchema = z.strictObject({
   /** `mentions`: in channels, only messages that mention the soul; `all`: every message. */
   reply: z.enum(["mentions", "all"]).default("mentions"),
-  /** Only these channels (ids); absent: every channel the bot is in. */
+  /** Only these channels (ids); absent: every channel the bot is in. A Discord thread is in its own id's list and its channel's. */
   allowChannels: z.array(z.string().min(1)).optional(),
-  /** Never these channels. */
+  /** Never these channels (a Discord thread: neither its own id nor its channel's). */
   blockChannels: z.array(z.string().min(1)).default([]),
   /** Answer direct messages. */
   dms: z.boolean().default(true),
@@ -32,12 +32,26 @@ export type PolicyDecision = { answer: true; why: string } | { answer: false; re
 export function decide(policy: BridgePolicy, m: PlatformMessage, inSoulThread: boolean): PolicyDecision {
   if (m.fromBot) return { answer: false, reason: "the message is from a bot" };
   if (m.direct) return policy.dms ? { answer: true, why: "a direct message" } : { answer: false, reason: "direct messages are off (policy.dms)" };
-  if (policy.blockChannels.includes(m.channel)) return { answer: false, reason: `channel ${m.channel} is blocked (policy.blockChannels)` };
-  if (policy.allowChannels && !policy.allowChannels.includes(m.channel)) return { answer: false, reason: `channel ${m.channel} is not in policy.allowChannels` };
+  const listed = channelListed(policy, m);
+  if (listed) return { answer: false, reason: listed };
   if (m.mentioned) return { answer: true, why: "the soul is mentioned" };
   if (policy.reply === "all") return { answer: true, why: "policy.reply is all" };
   if (m.thread !== undefined && inSoulThread) {
     return policy.followThreads ? { answer: true, why: "a follow-up in the soul's thread" } : { answer: false, reason: "follow-ups in threads are off (policy.followThreads)" };
   }
   return { answer: false, reason: "the soul is not mentioned (policy.reply is mentions)" };
+}
+
+/**
+ * Why the channel lists refuse the message, if they do. A thread that is a channel of its own
+ * is in its parent channel as much as in itself: either one blocked blocks it, either one
+ * allowed allows it.
+ */
+function channelListed(policy: BridgePolicy, m: PlatformMessage): string | undefined {
+  const parent = m.parentChannel !== undefined && m.parentChannel !== m.channel ? m.parentChannel : undefined;
+  if (policy.blockChannels.includes(m.channel)) return `channel ${m.channel} is blocked (policy.blockChannels)`;
+  if (parent !== undefined && policy.blockChannels.includes(parent)) return `thread ${m.channel} is in channel ${parent}, which is blocked (policy.blockChannels)`;
+  const allow = policy.allowChannels;
+  if (!allow || allow.includes(m.channel) || (parent !== undefined && allow.includes(parent))) return undefined;
+  return parent === undefined ? `channel ${m.channel} is not in policy.allowChannels` : `thread ${m.channel} (in channel ${parent}) is not in policy.allowChannels`;
 }

@@ -3,9 +3,10 @@
  *
  * A call still running when the bridge stops has a moment to finish (a post whose answer is on
  * its way); one that takes longer (say, waiting out a long 429) is then abandoned with an
- * error rather than awaited: the speech stays unacknowledged on the bus and is delivered again
- * at the next start, where the post's nonce makes a repeat the same message. Waiting for it
- * would hold the node's shutdown for as long as Discord says.
+ * error rather than awaited, and its request aborted: a post held back by discord.js's queue
+ * is then never sent, so it cannot land behind the back of the next start, which finds the
+ * post in the ledger without its message, looks for it on Discord and, not finding it, makes
+ * it. Waiting for it would hold the node's shutdown for as long as Discord says.
  */
 
 export class BridgeStoppingError extends Error {
@@ -18,6 +19,7 @@ export class BridgeStoppingError extends Error {
 export class ClientGate {
   #close!: () => void;
   #closed = false;
+  readonly #abort = new AbortController();
   readonly #stopped = new Promise<never>((_, reject) => (this.#close = () => reject(new BridgeStoppingError())));
 
   constructor() {
@@ -28,16 +30,21 @@ export class ClientGate {
     return this.#closed;
   }
 
-  /** The bridge stops: new calls reject at once, calls running once `graceMs` is over. */
+  /** The bridge stops: new calls reject at once, calls running once `graceMs` is over (their requests aborted). */
   close(graceMs = 0): void {
     this.#closed = true;
-    if (graceMs <= 0) return this.#close();
-    setTimeout(() => this.#close(), graceMs).unref?.();
+    const cutOff = () => {
+      this.#abort.abort(new BridgeStoppingError());
+      this.#close();
+    };
+    if (graceMs <= 0) return cutOff();
+    setTimeout(cutOff, graceMs).unref?.();
   }
 
-  run<T>(call: () => Promise<T>): Promise<T> {
+  /** Runs `call`, which passes `signal` to the requests it makes, so the cut-off aborts them. */
+  run<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new BridgeStoppingError());
-    const running = call();
+    const running = call(this.#abort.signal);
     // The abandoned call may still fail later: that is no one's error any more.
     running.catch(() => undefined);
     return Promise.race([running, this.#stopped]);

@@ -4,8 +4,8 @@
  * among the channel's webhooks, else created once); a thread uses its parent channel's webhook
  * with `thread_id`, as Discord requires.
  *
- * Webhook executions take no nonce: unlike the bot's own posts, a crash between a webhook post
- * and its ledger record may post that part again.
+ * Webhook executions take no nonce: a webhook post whose answer was lost is found on Discord
+ * by its author and text before it is made again (findLostPost.ts), as a bot's post is.
  */
 import type { Client, GuildChannelManager, Webhook, WebhookType } from "discord.js";
 

@@ -6,8 +6,8 @@
  * bridge machine shows it (discordConnection.ts).
  *
  * Exactly once, both ways, rests on the core ledger: a message replayed after a RESUME or a
- * restart is the same perception id (the Discord message id), and a post repeated after a
- * crash carries the same nonce.
+ * restart is the same perception id (the Discord message id), and a post whose answer was lost
+ * (a 5xx, a reset, a stop, a crash) is looked for on Discord before it is made again.
  */
 import { once } from "node:events";
 import { Client, Events, GatewayIntentBits, Options, Partials } from "discord.js";
@@ -18,6 +18,7 @@ import { watchConnection } from "./discordConnection.ts";
 import { listenForMessages } from "./discordIntake.ts";
 import { parseDiscordOptions, type DiscordBridgeOptions } from "./discordOptions.ts";
 import { DiscordOutlet, sendableChannel } from "./DiscordOutlet.ts";
+import { PostingRest } from "./PostingRest.ts";
 import { TypingIndicator } from "./TypingIndicator.ts";
 
 /** Servers (with their channels), their messages and their text, and DMs. */
@@ -62,28 +63,34 @@ function readEnv(ctx: BridgeStartContext): { token: string; apiUrl?: string } {
   if (!token) throw new Error(`discord bridge ${ctx.name}: set DISCORD_TOKEN (the bot's token); it is never printed`);
   const apiUrl = ctx.env["DISCORD_API_URL"] || undefined;
   if (apiUrl !== undefined && !URL.canParse(apiUrl)) throw new Error(`discord bridge ${ctx.name}: DISCORD_API_URL is not a URL (e.g. https://discord.com/api)`);
+  // discord.js appends the version itself: `.../api/v10` would ask for `.../api/v10/v10/...`, and Discord answer 404.
+  if (apiUrl !== undefined && /\/v\d+\/?$/.test(new URL(apiUrl).pathname)) {
+    throw new Error(`discord bridge ${ctx.name}: DISCORD_API_URL is the REST base without the version, which discord.js appends (/v10): e.g. https://discord.com/api`);
+  }
   return { token, ...(apiUrl !== undefined ? { apiUrl } : {}) };
 }
 
 /** The bridge's parts, wired but not started: the runtime, the client, and what posts and listens. */
-function assemble(ctx: BridgeStartContext, options: DiscordBridgeOptions, apiUrl: string | undefined) {
+function assemble(ctx: BridgeStartContext, options: DiscordBridgeOptions, { token, apiUrl }: { token: string; apiUrl?: string }) {
   const runtime = runtimeFor(ctx, options.policy);
   const client = discordClient(apiUrl);
+  const posting = new PostingRest(token, apiUrl);
   const gate = new ClientGate();
   const report = (err: unknown, what: string) => runtime.report(err, what);
   const webhooks = options.daimonWebhooks ? new DaimonWebhooks(client) : undefined;
   const typing = new TypingIndicator((channel) => gate.run(async () => (await sendableChannel(client, channel)).sendTyping()), report);
-  const deps = { client, gate, typing, report, ...(webhooks ? { webhooks } : {}) };
+  const deps = { client, posting, gate, typing, ledger: runtime.ledger, report, ...(webhooks ? { webhooks } : {}) };
   const queue = new ChannelQueue();
   const hooks = { count: (counter: keyof BridgeCounters) => runtime.count(counter), report };
   const sink = new EditingSink(new DiscordOutlet(deps), runtime.ledger, queue, hooks);
-  return { runtime, client, gate, typing, sink, unwatch: watchConnection(client, runtime), intake: listenForMessages(client, runtime, webhooks) };
+  return { runtime, client, posting, gate, typing, sink, unwatch: watchConnection(client, runtime), intake: listenForMessages(client, runtime, webhooks) };
 }
 
 export async function startDiscordBridge(ctx: BridgeStartContext): Promise<BridgeHandle> {
   const options = parseDiscordOptions(ctx.entry.options);
-  const { token, apiUrl } = readEnv(ctx);
-  const { runtime, client, gate, typing, sink, unwatch, intake } = assemble(ctx, options, apiUrl);
+  const env = readEnv(ctx);
+  const { token, apiUrl } = env;
+  const { runtime, client, posting, gate, typing, sink, unwatch, intake } = assemble(ctx, options, env);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -92,6 +99,7 @@ export async function startDiscordBridge(ctx: BridgeStartContext): Promise<Bridg
       gate.close(STOP_GRACE_MS);
       typing.close();
       await client.destroy();
+      posting.close();
       await runtime.stop();
     })());
 

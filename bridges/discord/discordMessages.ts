@@ -1,14 +1,14 @@
 /**
- * A discord.js Message as the core's PlatformMessage: who said what where, with the bot's
- * mention stripped, so the policy (core `decide`) and the perception see the same thing for
- * every platform.
+ * A discord.js Message as the core's PlatformMessage: who said what where (in a thread: the
+ * thread, and the channel it is in), with the bot's mention stripped, so the policy (core
+ * `decide`) and the perception see the same thing for every platform.
  *
  * Discord's own identity of a message is its snowflake id, so the perception id is that id:
  * a MESSAGE_CREATE the gateway replays after a RESUME (or a node restart) is the same
  * perception, which the ledger drops. discord.js only hides replays of messages it still has
  * cached, and the bridge keeps no message cache, so it never relies on that.
  */
-import { ChannelType, type Message } from "discord.js";
+import { ChannelType, type Client, type Message } from "discord.js";
 import { platformPerceptionId, type PlatformMessage } from "../core/index.ts";
 
 /** Who the bridge is on Discord: its bot user, and the application that owns its webhooks. */
@@ -45,6 +45,8 @@ export function platformMessageOf(message: Message, self: DiscordSelf): Platform
   const channel = message.channel as Message["channel"] | null;
   const direct = message.guildId === null || channel?.type === ChannelType.DM;
   const thread = channel?.isThread() ? message.channelId : undefined;
+  // A thread is a channel of its own: the policy's channel lists also see the channel it is in.
+  const parentChannel = channel?.isThread() ? (channel.parentId ?? undefined) : undefined;
   const userName = message.member?.displayName ?? message.author.globalName ?? message.author.username;
   return {
     platform: "discord",
@@ -53,6 +55,7 @@ export function platformMessageOf(message: Message, self: DiscordSelf): Platform
     messageId: message.id,
     direct,
     ...(thread !== undefined ? { thread } : {}),
+    ...(parentChannel !== undefined ? { parentChannel } : {}),
     userId: message.author.id,
     userName,
     text: withAttachments(stripMention(message.content, self.botId), message),
@@ -60,4 +63,17 @@ export function platformMessageOf(message: Message, self: DiscordSelf): Platform
     fromBot: message.author.bot || message.webhookId !== null,
     own: isOwn(message, self),
   };
+}
+
+/**
+ * Makes sure a message in a thread knows the thread's channel. discord.js learns a thread from
+ * GUILD_CREATE or THREAD_CREATE; one it first hears of from a message in it is a partial
+ * channel without its parent, which Discord is asked for, so the policy never decides on a
+ * thread without its channel. A lookup Discord refuses rejects: the message is not taken.
+ */
+export async function withThreadParent(client: Client, message: Message): Promise<void> {
+  const channel = message.channel as Message["channel"] | null;
+  if (!channel?.isThread() || channel.parentId) return;
+  const fetched = await client.channels.fetch(message.channelId, { force: true });
+  if (!fetched?.isThread() || !fetched.parentId) throw new Error(`Discord did not say which channel thread ${message.channelId} is in`);
 }

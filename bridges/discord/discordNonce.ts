@@ -1,7 +1,9 @@
 /**
  * The nonce a post carries with `enforce_nonce`: Discord then returns the message already
- * created with it (for a few minutes) instead of creating another, so a post repeated after
- * a crash between "posted" and "recorded in the ledger" is the same message.
+ * created with it (for a few minutes) instead of creating another, so a post repeated soon
+ * after a crash between "posted" and "recorded in the ledger" is the same message. Past those
+ * minutes Discord has forgotten it: what decides then is the ledger, and the look on Discord
+ * for the post (findLostPost.ts), which comes first anyway.
  *
  * It must be derived, not random: the repeat comes from another process that only knows the
  * speech, the part and the message it answers. Speech ids are unique only within one soul's

@@ -42,6 +42,18 @@ describe("the Discord bridge's start", () => {
     expect(bridgeStatus(node).lastError).toMatch(/DISCORD_API_URL is not a URL/);
   });
 
+  it("a DISCORD_API_URL that names the API version is refused, saying it is the base without it (discord.js appends /v10)", async () => {
+    const f = await startDiscord();
+    const { node } = await start({ fake: f, env: { DISCORD_TOKEN: f.token, DISCORD_API_URL: `${f.apiUrl}/v10` } });
+    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/DISCORD_API_URL .*without the version.*\/v10/) });
+    expect(f.calls()).toEqual([]);
+  });
+
+  it("logs its start-up line, with the bot's name and the REST base, through the node's log (at warn)", async () => {
+    const { logs, fake: f } = await start();
+    expect(logs).toContain(`discord bridge discord-echo: soul echo as @ensoul (REST ${f.apiUrl})`);
+  });
+
   it("a token Discord refuses fails the bridge (never printing it)", async () => {
     const secret = "not-the-right-token-4f9c";
     const f = await startDiscord();

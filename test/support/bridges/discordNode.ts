@@ -4,7 +4,10 @@
  * threads), the node's config, and small readers of what reached the fake and the bus.
  */
 import type { SoulBlueprint } from "../../../actors/soul/index.ts";
-import { createInProcessBus, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type EventBody } from "../../../runtime/bus/index.ts";
+import type { BridgeHandle } from "../../../bridges/core/index.ts";
+import { startDiscordBridge } from "../../../bridges/discord/index.ts";
+import { clusterSubjects, createInProcessBus, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type EventBody } from "../../../runtime/bus/index.ts";
+import type { Store } from "../../../runtime/store/index.ts";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
 import { echoSoul } from "../cluster/blueprints.ts";
 import { startFakeDiscord, type FakeDiscord, type FakeGuildConfig, type RecordedMessage } from "../fakes/discord/index.ts";
@@ -98,7 +101,28 @@ export async function watchEvents(node: EnsoulNode, soul = "echo"): Promise<{ ev
 }
 
 /** Speech on the soul's says subject as its outbox (or a daimon) would publish it, answering `perception`. */
-export async function publishSpeech(node: EnsoulNode, s: { from?: string; proposalId: string; text: string; final: boolean; chunk?: number; perception: string }): Promise<void> {
+export async function publishSpeech(
+  on: Pick<EnsoulNode, "bus" | "subjects">,
+  s: { from?: string; proposalId: string; text: string; final: boolean; chunk?: number; perception: string },
+): Promise<void> {
   const env = makeEnvelope("speech", s.from ?? "echo", `bridge-${BRIDGE}`, { proposalId: s.proposalId, text: s.text, final: s.final, ...(s.chunk !== undefined ? { chunk: s.chunk } : {}) }, { causation: s.perception });
-  await node.bus.publish(node.subjects.says("echo"), encodeEnvelope(env), { msgId: env.id });
+  await on.bus.publish(on.subjects.says("echo"), encodeEnvelope(env), { msgId: env.id });
+}
+
+/**
+ * The Discord bridge of soul `echo` on its own, without a node (and so without a soul: a test
+ * publishes the speech), on the bus and store it is given, as a node would start it.
+ */
+export function startBridgeAlone(o: { fake: FakeDiscord; bus: Bus; store: Store; options?: Record<string, unknown>; reports?: string[] }): Promise<BridgeHandle> {
+  return startDiscordBridge({
+    entry: { type: "discord", soul: "echo", ...(o.options ? { options: o.options } : {}) },
+    name: BRIDGE,
+    bus: o.bus,
+    subjects: clusterSubjects(o.bus.cluster),
+    store: o.store,
+    env: { DISCORD_TOKEN: o.fake.token, DISCORD_API_URL: o.fake.apiUrl },
+    soulName: "Echo",
+    report: (err, what) => o.reports?.push(`${what}: ${err instanceof Error ? err.message : String(err)}`),
+    log: () => undefined,
+  });
 }

@@ -23,6 +23,7 @@ import {
   ChannelTypes,
   Intents,
   channelPayload,
+  isThreadType,
   gatewayMessage,
   guildPayload,
   userPayload,
@@ -34,12 +35,12 @@ import {
   type MessagePayload,
   type Snowflake,
 } from "./payloads.ts";
-import { FakeRest, matchesRoute, type CallRecord, type RouteMatcher } from "./rest.ts";
+import { FakeRest, matchesRoute, type CallRecord, type FailureOptions, type RouteMatcher } from "./rest.ts";
 import { DiscordStore, type AllowedMentions, type MessageReferenceInput, type StoredMessage } from "./store.ts";
 
-export { Intents, ChannelTypes, MessageTypes } from "./payloads.ts";
+export { Intents, ChannelTypes, MessageTypes, isThreadType } from "./payloads.ts";
 export type { FakeUser, FakeGuildConfig, FakeChannelConfig, MessagePayload, GatewayMessagePayload, Snowflake, Json } from "./payloads.ts";
-export type { CallRecord, RouteMatcher } from "./rest.ts";
+export type { CallRecord, FailureOptions, RouteMatcher } from "./rest.ts";
 export type { DropOptions, IdentifyRecord } from "./gateway.ts";
 export type { AllowedMentions, MessageReferenceInput } from "./store.ts";
 
@@ -54,7 +55,7 @@ export interface FakeDiscordOptions {
   guilds?: FakeGuildConfig[];
   /** HELLO's heartbeat_interval; Discord's is 41250. Use ~1000 in tests. */
   heartbeatIntervalMs?: number;
-  /** How long `enforce_nonce` remembers a nonce ("the past few minutes"); default 5 minutes. */
+  /** How long `enforce_nonce` remembers a nonce ("the past few minutes"); default 5 minutes; 0: not at all (a repeat after the window). */
   nonceWindowMs?: number;
   /** Send MESSAGE_CREATE/UPDATE/DELETE for the bot's own REST and webhook messages, as Discord does (default true). */
   echoOwnMessages?: boolean;
@@ -135,6 +136,20 @@ export interface FakeDiscord {
   setHeartbeatAcks(enabled: boolean): void;
   /** The next `times` calls matching get HTTP 429 and are not applied. */
   rateLimitNext(route: RouteMatcher, retryAfterSeconds: number, times?: number, options?: { global?: boolean }): void;
+  /**
+   * The next `times` calls matching fail: applied first (default), as when Discord did the work
+   * and its answer was lost, or not; answered with `status` (default 500) or, with `reset`, a
+   * connection closed without an answer.
+   */
+  failNext(route: RouteMatcher, failure?: FailureOptions, times?: number): void;
+  /** Forgets the failures `failNext` set that no call has met yet. */
+  clearFailures(): void;
+  /**
+   * A thread in a guild channel (type 11 unless `type` says otherwise). Announced with
+   * THREAD_CREATE, as Discord does, unless `announce` is false: then the client first hears of
+   * it from a message in it.
+   */
+  createThread(thread: { parent_id: Snowflake; id?: Snowflake; name?: string; type?: number; announce?: boolean }): Snowflake;
 
   messages(channelId?: Snowflake): RecordedMessage[];
   calls(route?: RouteMatcher): CallRecord[];
@@ -267,6 +282,17 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       gateway.ackHeartbeats = enabled;
     },
     rateLimitNext: (route, retryAfterSeconds, times = 1, opts = {}) => rest.rateLimitNext(route, retryAfterSeconds, times, opts.global ?? false),
+    failNext: (route, failure = {}, times = 1) => rest.failNext(route, failure, times),
+    clearFailures: () => rest.clearFailures(),
+    createThread: (thread) => {
+      const parent = store.channels.get(thread.parent_id);
+      if (!parent?.guild_id) throw new Error(`fake Discord: no guild channel ${thread.parent_id} to start a thread in`);
+      const id = thread.id ?? store.nextId();
+      const state = store.addChannel(parent.guild_id, { id, name: thread.name ?? `thread-${id}`, type: thread.type ?? ChannelTypes.PublicThread, parent_id: parent.id });
+      if (thread.announce === false) state.unannounced = true;
+      else gateway.dispatch("THREAD_CREATE", (intents: number) => (intents & Intents.Guilds || !enforceIntents ? { ...channelPayload(state, store.users), newly_created: true } : undefined));
+      return id;
+    },
     messages: (channelId) => store.allMessages(channelId).map(record),
     calls: (route) => (route === undefined ? [...rest.calls] : rest.calls.filter((call) => matchesRoute(route, call))),
     typing: (channelId) => store.typing.get(channelId) ?? 0,
@@ -302,10 +328,13 @@ function readyPayload(store: DiscordStore, applicationId: Snowflake): Json {
   };
 }
 
-/** topics/gateway-events#guild-create: the guild plus joined_at, members, channels (without guild_id) and the rest. */
+/** topics/gateway-events#guild-create: the guild plus joined_at, members, channels (without guild_id), active threads and the rest. */
 function guildCreatePayload(store: DiscordStore, guild: FakeGuildConfig, intents: number): Json {
   const memberIds = intents & Intents.GuildMembers ? store.memberIds(guild.id) : [store.botUser.id];
-  const channels = [...store.channels.values()].filter((c) => c.guild_id === guild.id);
+  const all = [...store.channels.values()].filter((c) => c.guild_id === guild.id && !c.unannounced);
+  // Active threads come apart from the channels, in `threads`, as Discord sends them.
+  const channels = all.filter((c) => !isThreadType(c.type));
+  const threads = all.filter((c) => isThreadType(c.type));
   return {
     ...guildPayload(guild, null),
     joined_at: new Date().toISOString(),
@@ -315,7 +344,7 @@ function guildCreatePayload(store: DiscordStore, guild: FakeGuildConfig, intents
     voice_states: [],
     members: memberIds.map((id) => store.member(guild.id, id, true)).filter((m) => m !== null),
     channels: channels.map((c) => channelPayload(c, store.users, false)),
-    threads: [],
+    threads: threads.map((c) => channelPayload(c, store.users)),
     presences: [],
     stage_instances: [],
     guild_scheduled_events: [],

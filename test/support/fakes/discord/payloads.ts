@@ -29,7 +29,12 @@ export const Intents = {
 } as const;
 
 /** Channel types (resources/channel#channel-object-channel-types) the fake models. */
-export const ChannelTypes = { GuildText: 0, DM: 1, GuildVoice: 2, GuildCategory: 4, GuildAnnouncement: 5 } as const;
+export const ChannelTypes = { GuildText: 0, DM: 1, GuildVoice: 2, GuildCategory: 4, GuildAnnouncement: 5, AnnouncementThread: 10, PublicThread: 11, PrivateThread: 12 } as const;
+
+/** Threads are channels of their own, with a `parent_id` (topics/threads). */
+export function isThreadType(type: number): boolean {
+  return type === ChannelTypes.AnnouncementThread || type === ChannelTypes.PublicThread || type === ChannelTypes.PrivateThread;
+}
 
 /** Message types (resources/message#message-object-message-types). */
 export const MessageTypes = { Default: 0, Reply: 19 } as const;
@@ -48,7 +53,7 @@ export interface FakeUser {
 export interface FakeChannelConfig {
   id: Snowflake;
   name: string;
-  /** A guild channel type; 0 (text) when left out. */
+  /** A guild channel type; 0 (text) when left out; a thread (10, 11, 12) names its channel in `parent_id`. */
   type?: number;
   topic?: string | null;
   position?: number;
@@ -144,9 +149,11 @@ export interface ChannelState {
   /** DM channels: the other user. */
   recipient_id?: Snowflake;
   last_message_id: Snowflake | null;
+  /** A thread no dispatch told the client of (not in GUILD_CREATE, no THREAD_CREATE): it learns of it from a message in it. */
+  unannounced?: boolean;
 }
 
-/** resources/channel#channel-object (guild text channel, or DM with `recipients`). */
+/** resources/channel#channel-object (guild text channel, thread, or DM with `recipients`). */
 export function channelPayload(channel: ChannelState, users: ReadonlyMap<string, FakeUser>, withGuildId = true): Json {
   if (channel.type === ChannelTypes.DM) {
     const recipient = users.get(channel.recipient_id ?? "");
@@ -172,6 +179,14 @@ export function channelPayload(channel: ChannelState, users: ReadonlyMap<string,
     flags: 0,
   };
   if (withGuildId) payload["guild_id"] = channel.guild_id;
+  if (isThreadType(channel.type)) {
+    // resources/channel#thread-metadata-object, and the thread-only channel fields.
+    payload["owner_id"] = null;
+    payload["message_count"] = 0;
+    payload["member_count"] = 1;
+    payload["total_message_sent"] = 0;
+    payload["thread_metadata"] = { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date(0).toISOString(), locked: false, create_timestamp: new Date(0).toISOString() };
+  }
   return payload;
 }
 

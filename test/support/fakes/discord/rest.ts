@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash, randomBytes } from "node:crypto";
-import { ChannelTypes, apiError, channelPayload, formError, guildPayload, type ChannelState, type Json, type Snowflake } from "./payloads.ts";
+import { ChannelTypes, apiError, channelPayload, formError, guildPayload, isThreadType, type ChannelState, type Json, type Snowflake } from "./payloads.ts";
 import { UnknownReferenceError, type AllowedMentions, type DiscordStore, type MessageReferenceInput, type StoredMessage, type WebhookState } from "./store.ts";
 
 export interface CallRecord {
@@ -27,7 +27,10 @@ export interface CallRecord {
   route: string;
   query: Record<string, string>;
   body: unknown;
+  /** The status answered; -1 for a connection closed without an answer (`failNext` with `reset`). */
   status: number;
+  /** Whether the call's work was done (false for a 429, or a failure injected before it). */
+  applied?: boolean;
   at: number;
 }
 
@@ -37,6 +40,21 @@ export interface CallRecord {
  * or a predicate.
  */
 export type RouteMatcher = string | RegExp | ((call: { method: string; path: string; route: string }) => boolean);
+
+/** How a call injected with `failNext` fails. */
+export interface FailureOptions {
+  /** Do the call's work before failing (default true): Discord applied it and its answer was lost. */
+  applied?: boolean;
+  /** The status answered (default 500). */
+  status?: number;
+  /** Close the connection without answering instead (the client sees ECONNRESET). */
+  reset?: boolean;
+}
+
+interface FailureRule extends Required<FailureOptions> {
+  matcher: RouteMatcher;
+  remaining: number;
+}
 
 interface RateLimitRule {
   matcher: RouteMatcher;
@@ -108,6 +126,7 @@ function matchPath(pattern: string, path: string): Record<string, string> | null
 export class FakeRest {
   readonly calls: CallRecord[] = [];
   private readonly rateLimits: RateLimitRule[] = [];
+  private readonly failures: FailureRule[] = [];
   private readonly routes: Route[];
 
   constructor(
@@ -121,6 +140,14 @@ export class FakeRest {
     this.rateLimits.push({ matcher, retryAfter: retryAfterSeconds, remaining: times, global });
   }
 
+  failNext(matcher: RouteMatcher, failure: FailureOptions, times: number): void {
+    this.failures.push({ matcher, remaining: times, applied: failure.applied ?? true, status: failure.status ?? 500, reset: failure.reset ?? false });
+  }
+
+  clearFailures(): void {
+    this.failures.length = 0;
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
     const method = (req.method ?? "GET").toUpperCase();
@@ -131,12 +158,13 @@ export class FakeRest {
     const record: CallRecord = { method, path, route: "unknown", query: Object.fromEntries(url.searchParams), body, status: 0, at: Date.now() };
     this.calls.push(record);
     const result = await this.route(req, record, url.searchParams, body, files, versioned !== null);
-    record.status = result.status;
-    this.respond(res, record, result);
+    record.status = result.reset ? -1 : result.status;
+    if (result.reset) res.socket?.destroy();
+    else this.respond(res, record, result);
     this.hooks.changed();
   }
 
-  private async route(req: IncomingMessage, record: CallRecord, query: URLSearchParams, body: Json, files: Json[], versioned: boolean): Promise<Result & { headers?: Record<string, string> }> {
+  private async route(req: IncomingMessage, record: CallRecord, query: URLSearchParams, body: Json, files: Json[], versioned: boolean): Promise<Result & { headers?: Record<string, string>; reset?: boolean }> {
     if (!versioned) return { status: 404, body: apiError(0, "404: Not Found") };
     for (const route of this.routes) {
       if (route.method !== record.method) continue;
@@ -148,16 +176,34 @@ export class FakeRest {
       }
       const limited = this.takeRateLimit(record);
       if (limited) return limited;
-      try {
-        return await route.handler({ method: record.method, path: record.path, params, query, body, files });
-      } catch (error) {
-        if (error instanceof UnknownReferenceError) {
-          return { status: 400, body: formError("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message") };
-        }
-        throw error;
-      }
+      const failure = this.takeFailure(record);
+      if (failure && !failure.applied) return this.failed(failure);
+      const result = await this.run(route, { method: record.method, path: record.path, params, query, body, files });
+      record.applied = result.status < 300;
+      return failure ? this.failed(failure) : result;
     }
     return { status: 404, body: apiError(0, "404: Not Found") };
+  }
+
+  private async run(route: Route, ctx: Context): Promise<Result> {
+    try {
+      return await route.handler(ctx);
+    } catch (error) {
+      if (error instanceof UnknownReferenceError) {
+        return { status: 400, body: formError("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message") };
+      }
+      throw error;
+    }
+  }
+
+  private takeFailure(record: CallRecord): FailureRule | undefined {
+    const rule = this.failures.find((r) => r.remaining > 0 && matchesRoute(r.matcher, record));
+    if (rule) rule.remaining--;
+    return rule;
+  }
+
+  private failed(failure: FailureRule): Result & { reset?: boolean } {
+    return failure.reset ? { status: 0, reset: true } : { status: failure.status, body: apiError(0, `${failure.status}: fake Discord failed the call`) };
   }
 
   private takeRateLimit(record: CallRecord): (Result & { headers: Record<string, string> }) | null {
@@ -284,7 +330,8 @@ export class FakeRest {
   private getGuildChannels(ctx: Context): Result {
     const guildId = ctx.params["guild_id"];
     if (!this.store.guilds.has(guildId)) return { status: 404, body: apiError(10004, "Unknown Guild") };
-    const channels = [...this.store.channels.values()].filter((c) => c.guild_id === guildId);
+    // Threads are not the guild's channels here (resources/guild#get-guild-channels).
+    const channels = [...this.store.channels.values()].filter((c) => c.guild_id === guildId && !isThreadType(c.type));
     return { status: 200, body: channels.map((c) => channelPayload(c, this.store.users)) };
   }
 
@@ -417,8 +464,10 @@ export class FakeRest {
       const badName = nameProblem(username);
       if (badName) return { status: 400, body: formError("username", badName.code, badName.message) };
     }
-    const channel = this.store.channels.get(webhook.channel_id);
-    if (!channel) return { status: 404, body: apiError(10003, "Unknown Channel") };
+    // `thread_id`: the post goes in that thread of the webhook's channel (resources/webhook#execute-webhook).
+    const threadId = ctx.query.get("thread_id");
+    const channel = this.store.channels.get(threadId ?? webhook.channel_id);
+    if (!channel || (threadId !== null && channel.parent_id !== webhook.channel_id)) return { status: 404, body: apiError(10003, "Unknown Channel") };
     const avatarUrl = typeof ctx.body["avatar_url"] === "string" ? ctx.body["avatar_url"] : undefined;
     const stored = this.store.createMessage({
       channel,

@@ -13,11 +13,13 @@
  */
 import {
   ChannelTypes,
+  isThreadType,
   MessageTypes,
   memberPayload,
   snowflakeGenerator,
   userPayload,
   type ChannelState,
+  type FakeChannelConfig,
   type FakeGuildConfig,
   type FakeUser,
   type Json,
@@ -106,18 +108,27 @@ export class DiscordStore {
 
   private addGuild(guild: FakeGuildConfig): void {
     this.guilds.set(guild.id, guild);
-    for (const channel of guild.channels) {
-      this.channels.set(channel.id, {
-        id: channel.id,
-        type: channel.type ?? ChannelTypes.GuildText,
-        guild_id: guild.id,
-        name: channel.name,
-        topic: channel.topic ?? null,
-        position: channel.position ?? 0,
-        parent_id: channel.parent_id ?? null,
-        last_message_id: null,
-      });
+    for (const channel of guild.channels) this.addChannel(guild.id, channel);
+  }
+
+  /** A channel (or thread) of a guild; a thread's `parent_id` must be a channel of the guild. */
+  addChannel(guildId: Snowflake, channel: FakeChannelConfig): ChannelState {
+    const type = channel.type ?? ChannelTypes.GuildText;
+    if (isThreadType(type) && this.channels.get(channel.parent_id ?? "")?.guild_id !== guildId) {
+      throw new Error(`fake Discord: thread ${channel.id} needs a parent_id among guild ${guildId}'s channels`);
     }
+    const state: ChannelState = {
+      id: channel.id,
+      type,
+      guild_id: guildId,
+      name: channel.name,
+      topic: channel.topic ?? null,
+      position: channel.position ?? 0,
+      parent_id: channel.parent_id ?? null,
+      last_message_id: null,
+    };
+    this.channels.set(channel.id, state);
+    return state;
   }
 
   memberIds(guildId: Snowflake): Snowflake[] {
@@ -165,6 +176,7 @@ export class DiscordStore {
 
   /** The message this author created in this channel with this nonce within the window, if any. */
   findByNonce(channelId: Snowflake, authorId: Snowflake, nonce: string | number, windowMs: number): StoredMessage | undefined {
+    if (windowMs <= 0) return undefined;
     const since = Date.now() - windowMs;
     return this.messageList.find(
       (m) =>
