@@ -12,7 +12,7 @@ export const TOOL_WIRE_VERSION = 1;
 
 export interface ToolCallRequest {
   v: 1;
-  /** `${turnId}:tool:${n}`: stable across a crashed turn's re-run, for a tool that dedupes. */
+  /** Names the call for ever: the same when the perception's turn runs again and makes the same call (PROTOCOL.md §14). */
   callId: string;
   soulId: string;
   tool: string;
