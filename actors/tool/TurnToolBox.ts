@@ -1,5 +1,6 @@
 import type { ToolBox, ToolOutcome, ToolSpec } from "../../runtime/cognition/index.ts";
 import { isInterception, type Proposal, type ReviewContext, type ReviewVerdict } from "../vocabulary/index.ts";
+import { portableValueProblem } from "../../runtime/bus/index.ts";
 import { atFaultPoint } from "../../runtime/faults/index.ts";
 import { errorMessage, ToolError, ToolInputError, ToolOutcomeUnknownError, ToolRejectedError, ToolTimeoutError, withTimeout, type Tool } from "./Tool.ts";
 import { recordedCall, turnNumberOf, type RecordedCall, type ToolCallLedger, type ToolCallRecord } from "./ToolCallLedger.ts";
@@ -111,7 +112,7 @@ export class TurnToolBox implements ToolBox {
     const callId = toolCallId({ soulId: turn.soulId, perceptionId, phase: turn.phase ?? "turn", tool: tool.name, input: proposed, occurrence });
     const base = { soulId: turn.soulId, turnId: turn.turnId, callId, tool: tool.name };
     const started = turn.now();
-    const result: Call["result"] = (outcome, ok, detail) => turn.emit({ type: "tool.result", ...base, outcome, ok, ...detail, durationMs: turn.now() - started });
+    const result: Call["result"] = (outcome, ok, detail) => turn.emit({ type: "tool.result", ...base, outcome, ok, ...sendable(detail), durationMs: turn.now() - started });
     return { tool, callId, seq, base, started, result };
   }
 
@@ -230,6 +231,19 @@ export class TurnToolBox implements ToolBox {
     }
     return verdict.data?.input === input ? input : tool.parse(verdict.data?.input);
   }
+}
+
+/**
+ * A result's value as the events subject can carry it: a local tool may return what §4 has no
+ * form for (a Date, a Map); the process gets it as it is, the event goes without it and says
+ * why, rather than not at all.
+ */
+function sendable(detail: { value?: unknown; reason?: string }): { value?: unknown; reason?: string } {
+  if (!("value" in detail)) return detail;
+  const problem = portableValueProblem(detail.value, "value");
+  if (problem === null) return detail;
+  const why = `the value is not sent with this event: ${problem}`;
+  return { reason: detail.reason === undefined ? why : `${detail.reason}; ${why}` };
 }
 
 function safeJson(value: unknown): string {

@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createToolRegistry, defineTool, inputDigest, ledgerOf, toolCallId, ToolOutcomeUnknownError, TurnToolBox, type ToolCallRecord, type ToolEvent } from "../../../actors/tool/index.ts";
 import { FaultPlan, installFaults, type FaultPoint, type FaultRule } from "../../../runtime/faults/index.ts";
+import type { LmdbActorStore } from "../../../runtime/store/index.ts";
 import { faultSchedule, withFaults } from "../../support/faults/faultArbitraries.ts";
 import { useTestEnv } from "../../support/soul/env.ts";
 
@@ -120,7 +121,7 @@ describe("tool calls under faults, then the turn run again in another order", ()
             crashes++;
             // `reached` answers when the point is decided; an `after` crash is after the operation
             // landed. LMDB commits writes in order: once a later one is durable, the held one is.
-            await store.kv("test").put(["landed"], run);
+            await (store as LmdbActorStore).kv("test").put(["landed"], run);
           }
           injected += plan.injected().length;
         } finally {
