@@ -83,10 +83,13 @@ export class TurnToolBox implements ToolBox {
   async invoke(name: string, args: unknown): Promise<unknown> {
     const tool = this.#tool(name);
     if (this.turn.signal?.aborted) throw new ToolError(name, `tool ${name} not called: the turn was cancelled`);
-    const call = this.#identify(tool, args);
+    // Known by the input its schema reads (keys it drops or reorders make no other call); by what was given when that does not parse.
+    const parsed = parseOf(tool, args);
+    const call = this.#identify(tool, parsed.ok ? parsed.input : args);
     let input: unknown;
     try {
-      input = await this.#review(call, tool.parse(args));
+      if (!parsed.ok) throw parsed.error;
+      input = await this.#review(call, parsed.input);
     } catch (err) {
       call.result(err instanceof ToolRejectedError ? "rejected" : "invalid", false, { reason: errorMessage(err) });
       throw err;
@@ -99,17 +102,17 @@ export class TurnToolBox implements ToolBox {
   }
 
   /** The call's id (toolCallId.ts) and its place among the phase's calls. */
-  #identify(tool: Tool, args: unknown): Call {
+  #identify(tool: Tool, proposed: unknown): Call {
     const { turn } = this;
     let calls = phaseCalls.get(turn.turnKey);
     if (!calls) phaseCalls.set(turn.turnKey, (calls = { made: 0, repeats: new Map() }));
-    const proposed = inputDigest(args);
-    const repeatKey = `${tool.name}\n${proposed}`;
+    const digest = inputDigest(proposed);
+    const repeatKey = `${tool.name}\n${digest}`;
     const occurrence = calls.repeats.get(repeatKey) ?? 0;
     calls.repeats.set(repeatKey, occurrence + 1);
     const seq = calls.made++;
     const perceptionId = turn.causation ?? turn.turnId;
-    const callId = toolCallId({ soulId: turn.soulId, perceptionId, phase: turn.phase ?? "turn", tool: tool.name, input: proposed, occurrence });
+    const callId = toolCallId({ soulId: turn.soulId, perceptionId, phase: turn.phase ?? "turn", tool: tool.name, input: digest, occurrence });
     const base = { soulId: turn.soulId, turnId: turn.turnId, callId, tool: tool.name };
     const started = turn.now();
     const result: Call["result"] = (outcome, ok, detail) => turn.emit({ type: "tool.result", ...base, outcome, ok, ...sendable(detail), durationMs: turn.now() - started });
@@ -230,6 +233,14 @@ export class TurnToolBox implements ToolBox {
       throw new ToolRejectedError(tool.name, undefined, "a gate changed which tool is called: refused");
     }
     return verdict.data?.input === input ? input : tool.parse(verdict.data?.input);
+  }
+}
+
+function parseOf(tool: Tool, args: unknown): { ok: true; input: unknown } | { ok: false; error: unknown } {
+  try {
+    return { ok: true, input: tool.parse(args) };
+  } catch (error) {
+    return { ok: false, error };
   }
 }
 

@@ -15,7 +15,7 @@ export interface ToolCallIdentity {
   perceptionId: string;
   phase: ToolCallPhase;
   tool: string;
-  /** `inputDigest` of the input as the process or model proposed it (before the gates). */
+  /** `inputDigest` of the input as proposed, read by the tool's schema (before the gates; as given if it does not parse). */
   input: string;
   /** How many calls of this tool with this input the phase made before this one (0 for the first). */
   occurrence: number;

@@ -88,6 +88,17 @@ describe("a turn run again after a crash", () => {
     expect(runs).toEqual(['pay {"amount":5}', 'pay {"amount":7}', 'pay {"amount":5}']);
   });
 
+  it("knows a call by the input the tool's schema reads, not by how the model wrote it", async () => {
+    const { tools, runs } = sideEffectTools();
+    const store = env.actor("s1");
+    const first = attempt(tools, store);
+    const paid = await first.box.invoke("pay", { amount: 5 });
+    // The re-run writes a key the schema drops, and its keys in another order.
+    const again = attempt(tools, store);
+    expect(await again.box.invoke("pay", { note: "again", amount: 5 })).toBe(paid);
+    expect(runs).toEqual(['pay {"amount":5}']);
+  });
+
   it("does not replay a call whose input the gates changed differently this time: neither replayed nor run", async () => {
     const { tools, runs } = sideEffectTools();
     const store = env.actor("s1");
