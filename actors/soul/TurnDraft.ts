@@ -89,6 +89,11 @@ export class TurnDraft {
     return this.#seq.next++;
   }
 
+  /** The draft of the whole turn or phase: a fork's parent's, all the way up. */
+  get root(): TurnDraft {
+    return this.#parent ? this.#parent.root : this;
+  }
+
   /** A draft over this one, for a subprocess: merged back only if the subprocess succeeds. */
   fork(): TurnDraft {
     const child = new TurnDraft(this.#base, this.turnId, this.memory, this);

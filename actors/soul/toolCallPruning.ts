@@ -9,10 +9,10 @@
  *   between the two leaves a stray record of a committed turn, which the next commit removes
  *   (it prunes by turn number, not by the last turn alone).
  * - after a failed turn whose perception is set aside with its error, that turn's records go
- *   too. The next perception's turn gets the same turn id (nothing was committed), so the same
- *   call ids: left in place, the failed turn's records would answer its calls ("replayed",
- *   "unknown") instead of running them. A perception left pending (a full store) keeps them:
- *   its turn runs again.
+ *   too: nothing runs that turn again. (Its calls' ids name its perception, so the next
+ *   perception's turn, which gets the same turn id, could not mistake them for its own anyway;
+ *   the next commit would prune them by their turn number.) A perception left pending (a full
+ *   store) keeps them: its turn runs again.
  *
  * A later turn's records (the one in flight while a whisper commits, say) are never touched.
  * The prune does not hold up the turn, and a failed prune loses nothing the next one won't do.

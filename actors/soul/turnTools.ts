@@ -16,7 +16,8 @@ export interface ToolHost {
 /**
  * The tool box of one run (none when the soul has no tools): its calls are reviewed by the
  * soul's outlet (the gate chain, the same review a turn's speech gets, so the same gates,
- * triggers and fail-closed rule), numbered per turn (the draft), recorded in the soul's store.
+ * triggers and fail-closed rule), counted per phase (the turn's draft, or the subprocess
+ * phase every fork of it shares), named by the perception, recorded in the soul's store.
  */
 export function turnToolBox(host: ToolHost, run: ProcessRun): TurnToolBox | undefined {
   const registry = run.host.services.tools;
@@ -26,8 +27,9 @@ export function turnToolBox(host: ToolHost, run: ProcessRun): TurnToolBox | unde
   return new TurnToolBox(registry, {
     soulId: host.soulId,
     turnId: run.draft.turnId,
-    turnKey: run.draft,
+    turnKey: run.draft.root,
     causation: perception.id,
+    phase: run.kind === "subprocess" ? "sub" : "turn",
     ...(perception.meta !== undefined ? { meta: perception.meta } : {}),
     signal: run.signal,
     now: () => clock.now(),

@@ -11,7 +11,10 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
 
 /** What a running tool knows of the call. */
 export interface ToolRunContext {
-  /** `${turnId}:tool:${n}`: the same when a crashed turn is run again, so a tool can dedupe. */
+  /**
+   * Names this call for ever (toolCallId.ts): the same when the perception's turn runs again and
+   * makes the same call (in any order), never another call's. So a tool may dedupe on it.
+   */
   callId: string;
   soulId: string;
   /** Aborted when the call times out: a tool should stop its work. */

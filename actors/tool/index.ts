@@ -2,7 +2,8 @@ export { defineTool, DEFAULT_TOOL_TIMEOUT_MS, ToolError, ToolInputError, ToolOut
 export type { Tool, ToolDefinition, ToolRunContext } from "./Tool.ts";
 export { createToolRegistry, layeredRegistry, type ToolRegistry } from "./ToolRegistry.ts";
 export { TurnToolBox, TOOL_ACTION, type ToolTurn } from "./TurnToolBox.ts";
-export { ledgerOf, TOOL_CALLS_NAMESPACE, type ToolCallLedger, type ToolCallRecord } from "./ToolCallLedger.ts";
+export { ledgerOf, recordedCall, TOOL_CALLS_NAMESPACE, type RecordedCall, type ToolCallLedger, type ToolCallRecord } from "./ToolCallLedger.ts";
+export { inputDigest, toolCallId, type ToolCallIdentity, type ToolCallPhase } from "./toolCallId.ts";
 export type { ToolCallOutcome, ToolEvent } from "./ToolEvent.ts";
 export { serveToolActor, type ToolActorHandle, type ToolActorStats } from "./toolActor.ts";
 export { remoteTool, type RemoteToolOptions } from "./remoteTool.ts";

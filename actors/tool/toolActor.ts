@@ -35,9 +35,11 @@ export function serveToolActor(bus: Bus, cluster: string, tool: Tool): ToolActor
   const sub: Subscription = bus.subscribe(
     subject,
     (msg) => {
-      const work = answer(bus, cluster, tool, msg, stats).catch((err) => componentLogger("tool").error(`tool actor ${tool.name} failed to answer: ${errorMessage(err)}`));
+      // Never rejects (the catch is first), and leaves the set once answered.
+      const work: Promise<void> = answer(bus, cluster, tool, msg, stats)
+        .catch((err) => componentLogger("tool").error(`tool actor ${tool.name} failed to answer: ${errorMessage(err)}`))
+        .finally(() => inFlight.delete(work));
       inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
     },
     { queue: `tool-${tool.name}` },
   );

@@ -1,18 +1,20 @@
-import { Packr, Unpackr } from "msgpackr";
+import { Packr } from "msgpackr";
 import { z } from "zod";
+import { decodePlainMsgpack, formatIssues, redactSecrets } from "../../runtime/bus/index.ts";
 
 /**
  * The bodies of a tool call on `ensoul.<cluster>.tool.<name>.call` (docs/PROTOCOL.md, "Tool
  * actors"): plain msgpack maps, not envelopes, because a call is a request/reply between a
  * soul's node and whoever serves the tool, already verified by the soul's gates, and an
- * outside process should need nothing but NATS and msgpack to serve one.
+ * outside process should need nothing but NATS and msgpack to serve one. Received bodies are
+ * checked on the bytes by §4's one checker, as envelopes are (runtime/bus plainMsgpack.ts).
  */
 
 export const TOOL_WIRE_VERSION = 1;
 
 export interface ToolCallRequest {
   v: 1;
-  /** `${turnId}:tool:${n}`: stable across a crashed turn's re-run, for a tool that dedupes. */
+  /** Names the call for ever: the same when the perception's turn runs again and makes the same call (PROTOCOL.md §14). */
   callId: string;
   soulId: string;
   tool: string;
@@ -35,38 +37,52 @@ const requestSchema = z.object({
   timeoutMs: z.number().positive(),
 });
 
-const replySchema = z.union([
-  z.object({ v: z.literal(1), ok: z.literal(true), value: z.unknown() }),
+const replySchema = z.discriminatedUnion("ok", [
+  z.object({ v: z.literal(1), ok: z.literal(true), value: z.custom<unknown>((v) => v !== undefined, { error: "missing (nil stands for no value)" }) }),
   z.object({ v: z.literal(1), ok: z.literal(false), error: z.object({ kind: z.enum(["input", "error", "timeout", "malformed"]), message: z.string() }) }),
 ]);
 
 const packr = new Packr({ useRecords: false, variableMapSize: true, moreTypes: false, structuredClone: false, encodeUndefinedAsNil: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", structuredClone: false });
 
 export function encodeToolBody(body: ToolCallRequest | ToolCallReply): Uint8Array {
   return packr.pack(body);
 }
 
-function decode(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; reason: string } {
-  try {
-    return { ok: true, value: unpackr.unpack(bytes) };
-  } catch (err) {
-    return { ok: false, reason: `not msgpack: ${err instanceof Error ? err.message : String(err)}` };
-  }
+/** Decodes one body: §4 on the bytes, a map, then the fields, each refusal naming its rule or field. */
+function decodeBody<T>(bytes: Uint8Array, root: "request" | "reply", schema: z.ZodType<T>): { ok: true; body: T } | { ok: false; reason: string } {
+  const decoded = decodePlainMsgpack(bytes, root);
+  if (!decoded.ok) return decoded;
+  const what = `tool call ${root}`;
+  const raw = decoded.value;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw) || raw instanceof Uint8Array) return { ok: false, reason: `not a ${what}: a ${root} is a msgpack map` };
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: `not a ${what}: ${formatIssues(parsed.error, root)}` };
+  return { ok: true, body: parsed.data };
 }
 
 export function decodeToolRequest(bytes: Uint8Array): { ok: true; request: ToolCallRequest } | { ok: false; reason: string } {
-  const raw = decode(bytes);
-  if (!raw.ok) return raw;
-  const parsed = requestSchema.safeParse(raw.value);
-  if (!parsed.success) return { ok: false, reason: `not a tool call request: ${z.prettifyError(parsed.error)}` };
-  return { ok: true, request: parsed.data as ToolCallRequest };
+  const decoded = decodeBody(bytes, "request", requestSchema);
+  return decoded.ok ? { ok: true, request: decoded.body as ToolCallRequest } : decoded;
 }
 
 export function decodeToolReply(bytes: Uint8Array): { ok: true; reply: ToolCallReply } | { ok: false; reason: string } {
-  const raw = decode(bytes);
-  if (!raw.ok) return raw;
-  const parsed = replySchema.safeParse(raw.value);
-  if (!parsed.success) return { ok: false, reason: `not a tool call reply: ${z.prettifyError(parsed.error)}` };
-  return { ok: true, reply: parsed.data as ToolCallReply };
+  const decoded = decodeBody(bytes, "reply", replySchema);
+  return decoded.ok ? { ok: true, reply: decoded.body as ToolCallReply } : decoded;
+}
+
+/** Characters a credential is made of: a run of this many or more may be one, and is hidden from a head. */
+const LONG_RUN = /[A-Za-z0-9_\-+/=.~]{12,}/g;
+/** A byte that is not printable ASCII, shown as a character no credential has (so it breaks a run). */
+const NOT_PRINTABLE = /[^\x20-\x7e]/g;
+const HEAD_CHARS = 48;
+
+/**
+ * What an error may show of a refused body: its first bytes as text (a byte that is not
+ * printable ASCII as `·`), with credentials, and any run of 12 or more characters that could be
+ * one, hidden before the text is cut short, so a secret that straddles the cut is hidden too.
+ * Enough to see the body's shape (`··v··ok··value`), never what it holds.
+ */
+export function redactedHead(bytes: Uint8Array): string {
+  const text = Buffer.from(bytes.subarray(0, 256)).toString("latin1").replace(NOT_PRINTABLE, "·");
+  return redactSecrets(text).replace(LONG_RUN, "…").slice(0, HEAD_CHARS);
 }

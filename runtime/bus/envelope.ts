@@ -8,10 +8,10 @@
  * back as `{ ok: false, reason }` so the caller can dead-letter it and keep serving.
  * Sending a bad envelope is a bug in our own code, so `encodeEnvelope` throws.
  */
-import { Packr, Unpackr } from "msgpackr";
+import { Packr } from "msgpackr";
 import { z } from "zod";
 import { BusError, PayloadTooLargeError } from "./errors.ts";
-import { MAX_DEPTH, plainMsgpackProblem } from "./plainMsgpack.ts";
+import { decodePlainMsgpack, MAX_DEPTH } from "./plainMsgpack.ts";
 import { nextUlid } from "./ulids.ts";
 
 export { MAX_DEPTH };
@@ -164,7 +164,6 @@ export interface CodecOptions {
 // Records and structured cloning are msgpackr extensions other languages cannot read.
 // Undefined inside free-form fields becomes nil rather than msgpackr's undefined extension.
 const packr = new Packr({ useRecords: false, variableMapSize: true, moreTypes: false, structuredClone: false, encodeUndefinedAsNil: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", structuredClone: false });
 
 export interface MakeEnvelopeOptions {
   causation?: string;
@@ -213,16 +212,10 @@ export function decodeEnvelope(bytes: Uint8Array, opts: CodecOptions = {}): Deco
   if (!(bytes instanceof Uint8Array)) return { ok: false, reason: "payload is not bytes" };
   const limit = opts.maxBytes ?? DEFAULT_MAX_ENVELOPE_BYTES;
   if (bytes.length > limit) return { ok: false, reason: `oversized: ${bytes.length} bytes exceeds the limit of ${limit} bytes` };
-  if (bytes.length === 0) return { ok: false, reason: "empty payload" };
   // §4 on the bytes first: once msgpackr has decoded them, an extension or a non-string key can no longer be seen.
-  const problem = plainMsgpackProblem(bytes);
-  if (problem) return { ok: false, reason: problem };
-  let raw: unknown;
-  try {
-    raw = unpackr.unpack(bytes);
-  } catch (err) {
-    return { ok: false, reason: `not msgpack: ${shortMessage(err)}` };
-  }
+  const decoded = decodePlainMsgpack(bytes, "envelope");
+  if (!decoded.ok) return decoded;
+  const raw = decoded.value;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "envelope must be a msgpack map" };
   const v = (raw as Record<string, unknown>).v;
   if (v !== ENVELOPE_VERSION) return { ok: false, reason: `unsupported envelope version ${JSON.stringify(v) ?? "undefined"} (this reader speaks ${ENVELOPE_VERSION})` };
@@ -246,6 +239,10 @@ export function isKind<K extends EnvelopeKind>(env: Envelope, kind: K): env is E
  * extension types, BigInts) is named in the returned problem. The sending side's check, on
  * values; receivers check the bytes (plainMsgpack.ts).
  */
+export function portableValueProblem(value: unknown, path: string): string | null {
+  return wireProblem(value, 0, path);
+}
+
 function wireProblem(value: unknown, depth: number, path: string): string | null {
   if (depth > MAX_DEPTH) return `${path} is nested deeper than ${MAX_DEPTH} levels`;
   if (value === null || value === undefined) return null;
@@ -287,18 +284,13 @@ function withoutUndefined(value: object): Record<string, unknown> {
   return out;
 }
 
-function formatIssues(error: z.ZodError): string {
+/** zod's account of a body, field by field (`body.final: Invalid input: ...`); under `root` when given (`reply.ok: ...`). */
+export function formatIssues(error: z.ZodError, root?: string): string {
   return error.issues
     .slice(0, 5)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
+    .map((i) => {
+      const path = root === undefined ? i.path : [root, ...i.path];
+      return `${path.length ? path.join(".") : "(root)"}: ${i.message}`;
+    })
     .join("; ");
-}
-
-function shortMessage(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  // msgpackr quotes the decoded data in this one; a reason must stay short and content-free. The byte
-  // scan has already ruled out trailing bytes, so whatever made msgpackr stop early, it is not that.
-  if (msg.startsWith("Data read, but end of buffer not reached")) return "the decoder stopped before the end of the message";
-  if (err instanceof RangeError) return "nested too deeply";
-  return msg.split("\n")[0].slice(0, 120);
 }

@@ -47,8 +47,10 @@ export {
   ENVELOPE_VERSION,
   EnvelopeError,
   envelopeSchema,
+  formatIssues,
   isKind,
   makeEnvelope,
+  portableValueProblem,
   VERDICTS,
   type BodyByKind,
   type CodecOptions,
@@ -76,6 +78,7 @@ export {
 } from "./dead.ts";
 export { DEAD_LETTER_CATEGORIES, deadLetterCategory, type DeadLetterCategory } from "./deadLetterCategory.ts";
 export { acceptEnvelopes, type AcceptOptions } from "./receive.ts";
+export { decodePlainMsgpack, plainMsgpackProblem } from "./plainMsgpack.ts";
 // The credential shapes live with the log (runtime/log), which redacts every line it prints.
 export { redactSecrets, REDACTED, SECRET_PATTERNS, type SecretPattern } from "../log/index.ts";
 export {

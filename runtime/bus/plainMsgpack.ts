@@ -12,6 +12,7 @@
  * contents by their length, costs about what walking the decoded value did.
  */
 import { isUtf8 } from "node:buffer";
+import { Unpackr } from "msgpackr";
 
 /** Nested maps/arrays deeper than this are refused: no legitimate body needs it, and it bounds recursion. */
 export const MAX_DEPTH = 32;
@@ -51,6 +52,35 @@ export function plainMsgpackProblem(bytes: Uint8Array, root = "envelope"): strin
 }
 
 const EMPTY = new Uint8Array(0);
+
+// Records and structured cloning are msgpackr extensions other languages cannot write; the byte check has refused them anyway.
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", structuredClone: false });
+
+/**
+ * One plain MessagePack value read from `bytes`, §4 checked first: what every receiver of
+ * envelopes and tool call bodies uses, so one piece of code decides what §4 allows. Never
+ * throws; a reason quotes nothing of the message (`root` names it in a path: `reply.value.x`).
+ */
+export function decodePlainMsgpack(bytes: Uint8Array, root: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  if (!(bytes instanceof Uint8Array)) return { ok: false, reason: "payload is not bytes" };
+  if (bytes.length === 0) return { ok: false, reason: "empty payload" };
+  const problem = plainMsgpackProblem(bytes, root);
+  if (problem) return { ok: false, reason: problem };
+  try {
+    return { ok: true, value: unpackr.unpack(bytes) };
+  } catch (err) {
+    return { ok: false, reason: `not msgpack: ${shortMessage(err)}` };
+  }
+}
+
+function shortMessage(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  // msgpackr quotes the decoded data in this one; a reason must stay short and content-free. The byte
+  // scan has already ruled out trailing bytes, so whatever made msgpackr stop early, it is not that.
+  if (msg.startsWith("Data read, but end of buffer not reached")) return "the decoder stopped before the end of the message";
+  if (err instanceof RangeError) return "nested too deeply";
+  return msg.split("\n")[0]!.slice(0, 120);
+}
 
 class Scan {
   pos = 0;

@@ -126,7 +126,7 @@ describeWithNats("tool actors on a real nats-server", () => {
     );
     await sub.accepted();
     await turn(soul, 'outside {"q":"hi"}');
-    expect(log.said()[0]).toMatch(/^ok \{"echoed":"hi","callId":"s1:\d+:tool:0"\}$/);
+    expect(log.said()[0]).toMatch(/^ok \{"echoed":"hi","callId":"s1:tool:[A-Za-z0-9_-]{22}"\}$/);
     sub.unsubscribe();
     await soul.stop();
   });

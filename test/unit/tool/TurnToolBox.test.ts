@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { intercept } from "../../../actors/gate/index.ts";
-import { createToolRegistry, defineTool, ledgerOf, ToolOutcomeUnknownError, TurnToolBox, type ToolEvent, type ToolTurn } from "../../../actors/tool/index.ts";
+import { createToolRegistry, defineTool, inputDigest, ledgerOf, toolCallId, ToolOutcomeUnknownError, TurnToolBox, type ToolEvent, type ToolTurn } from "../../../actors/tool/index.ts";
 
 function counting(idempotent: boolean) {
   const calls: string[] = [];
@@ -54,21 +54,23 @@ describe("TurnToolBox", () => {
     const store = {};
     const notes = counting(false);
     const clock = counting(true);
-    // The crashed run: call 0 (notes) finished, call 1 (notes) started and never finished, call 2 (clock) too.
+    // The crashed run (turn s1:7 answering p-1): notes {} finished, notes {text: "b"} started and never finished.
+    const id = (input: unknown) => toolCallId({ soulId: "s1", perceptionId: "p-1", phase: "turn", tool: "notes", input: inputDigest(input), occurrence: 0 });
     const ledger = ledgerOf(store);
-    await ledger.put("s1:7:tool:0", { state: "done", tool: "notes", ts: 0, ok: true, value: "saved" });
-    await ledger.put("s1:7:tool:1", { state: "started", tool: "notes", ts: 0 });
+    await ledger.put(id({}), { state: "done", tool: "notes", input: inputDigest({}), ts: 0, ok: true, value: "saved" });
+    await ledger.put(id({ text: "b" }), { state: "started", tool: "notes", input: inputDigest({ text: "b" }), ts: 0 });
     const events: ToolEvent[] = [];
-    const tb = box([notes.tool, clock.tool], store, events);
-    expect(await tb.invoke("notes", {})).toBe("saved");
-    await expect(tb.invoke("notes", {})).rejects.toBeInstanceOf(ToolOutcomeUnknownError);
+    const tb = box([notes.tool, clock.tool], store, events, { causation: "p-1" });
+    // The re-run calls them in another order, and the clock first.
     expect(await tb.invoke("clock", {})).toBe(1);
+    await expect(tb.invoke("notes", { text: "b" })).rejects.toBeInstanceOf(ToolOutcomeUnknownError);
+    expect(await tb.invoke("notes", {})).toBe("saved");
     expect(notes.calls).toEqual([]);
-    expect(clock.calls).toEqual(["s1:7:tool:2"]);
-    expect(events.map((e) => (e.type === "tool.result" ? e.outcome : e.type))).toEqual(["replayed", "tool.unknown", "tool.call", "ok"]);
-    // A new non-idempotent call is recorded, started then done.
+    expect(clock.calls).toHaveLength(1);
+    expect(events.map((e) => (e.type === "tool.result" ? e.outcome : e.type))).toEqual(["tool.call", "ok", "tool.unknown", "replayed"]);
+    // A new non-idempotent call is recorded, started then done, with its tool, input and turn.
     expect(await tb.invoke("notes", { text: "x" })).toBe(1);
-    expect(ledger.get("s1:7:tool:3")).toMatchObject({ state: "done", ok: true, value: 1 });
+    expect(ledger.get(id({ text: "x" }))).toMatchObject({ state: "done", tool: "notes", input: inputDigest({ text: "x" }), turn: 7, ok: true, value: 1 });
   });
 });
 

@@ -23,7 +23,7 @@ it("runs README's soul that uses a tool", async () => {
   } finally {
     log.mockRestore();
   }
-  expect(lines[0]).toMatch(/^tool\.call teller:\d+:tool:0$/);
-  expect(lines[1]).toMatch(/^tool\.result teller:\d+:tool:0$/);
+  expect(lines[0]).toMatch(/^tool\.call teller:tool:[A-Za-z0-9_-]{22}$/);
+  expect(lines[1]).toMatch(/^tool\.result teller:tool:[A-Za-z0-9_-]{22}$/);
   expect(lines[2]).toMatch(/^In Oslo it is \d\d:\d\d:\d\d\.$/);
 });
