@@ -22,18 +22,18 @@ const NO_DETAIL: FaultDetail = Object.freeze({});
 export async function atFaultPoint<T>(point: FaultPoint, operation: () => Promise<T> | T, detail: FaultDetail = NO_DETAIL): Promise<T> {
   const injection = injector?.decide(point, detail);
   if (!injection) return operation();
-  const { fault, held } = injection;
+  const { fault, hold } = injection;
   const after = fault.after === true;
   if (!after) {
     if (fault.kind === "fail") throw new InjectedFault(point, "fail");
     if (fault.kind === "crash") crash();
     if (fault.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms ?? 0));
-    if (held) await held;
+    if (hold) await hold();
   }
   const result = await operation();
   if (fault.kind === "ackLost") throw new InjectedFault(point, "ackLost");
   if (after && fault.kind === "crash") crash();
-  if (after && held) await held;
+  if (after && hold) await hold();
   return result;
 }
 

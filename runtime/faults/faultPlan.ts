@@ -28,10 +28,10 @@ export interface HeldOperation {
   release(): void;
 }
 
-/** What the point does with one occurrence: the fault, and for a hold, the wait. */
+/** What the point does with one occurrence: the fault, and for a hold, the wait (called where it holds: before the operation, or once it landed). */
 export interface Injection {
   fault: Fault;
-  held?: Promise<void>;
+  hold?: () => Promise<void>;
 }
 
 /** What a point asks: none, or the fault for this occurrence. */
@@ -73,7 +73,10 @@ export class FaultPlan implements FaultInjector {
     return this.seen.filter((o) => o.fault && (point === undefined || o.point === point));
   }
 
-  /** Resolves with the next operation held at `point` (or one held already and not yet claimed). */
+  /**
+   * Resolves with the next operation held at `point` (or one held already and not yet claimed):
+   * for a `before` hold, once it reached the point and waits to run; for an `after` hold, once it landed.
+   */
   reached(point: FaultPoint): Promise<HeldOperation> {
     const index = this.#heldUnclaimed.findIndex((h) => h.point === point);
     if (index >= 0) return Promise.resolve(this.#heldUnclaimed.splice(index, 1)[0]!);
@@ -101,7 +104,7 @@ export class FaultPlan implements FaultInjector {
     this.seen.push(fault ? { point, detail, fault } : { point, detail });
     if (!fault) return undefined;
     if (fault.kind !== "hold") return { fault };
-    return { fault, held: this.#hold(point, detail) };
+    return { fault, hold: () => this.#hold(point, detail) };
   }
 
   #hold(point: FaultPoint, detail: FaultDetail): Promise<void> {

@@ -61,8 +61,13 @@ describe("atFaultPoint", () => {
   it("hold after: the operation landed, its caller hears only once released", async () => {
     const p = plan({ point: "outbox.publish", fault: { kind: "hold", after: true } });
     const order: string[] = [];
-    const call = atFaultPoint("outbox.publish", () => order.push("published")).then(() => order.push("caller heard"));
+    const call = atFaultPoint("outbox.publish", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      order.push("published");
+    }).then(() => order.push("caller heard"));
     const held = await p.reached("outbox.publish");
+    // reached() resolves only once the operation landed, not when the point was decided.
+    expect(order).toEqual(["published"]);
     order.push("meanwhile");
     held.release();
     await call;
