@@ -56,12 +56,12 @@ const LEADING_MARKUP = /^(?:[#>*+=-]+\s*|\d+[.)](?:\s+|$))+/;
  * Idempotent. Inside a fence it stands as it is; in running text use `quotedName`.
  */
 export function safeName(name: string, fallback = "User"): string {
-  const flat = neutralizeTags(stripInvisible(name), { allTags: true })
+  // Fence characters go before tags are neutralised, so no fence line is left for it to mark.
+  const plain = stripInvisible(name)
     .replace(/[`~\s]+/g, " ")
     .replace(/:/g, "")
-    .replace(/["\u201C\u201D\u201E\u201F\u00AB\u00BB]/g, "'")
-    .trim()
-    .replace(LEADING_MARKUP, "");
+    .replace(/["\u201C\u201D\u201E\u201F\u00AB\u00BB]/g, "'");
+  const flat = neutralizeTags(plain, { allTags: true }).trim().replace(LEADING_MARKUP, "");
   // By code point, so a cut never leaves half of a surrogate pair.
   return [...flat].slice(0, NAME_MAX_CHARS).join("").trim() || fallback;
 }

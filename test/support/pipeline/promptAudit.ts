@@ -4,7 +4,8 @@
  * structure, and which invisible characters are left. Every prompt-building path is checked
  * with the same few questions, so a test over all paths is a loop, not a copy per path.
  */
-import { UNTRUSTED_NOTICE } from "../../../runtime/cognition/index.ts";
+import { expect } from "vitest";
+import { safeName, UNTRUSTED_NOTICE } from "../../../runtime/cognition/index.ts";
 import type { ChatMessage, MessageRole } from "../../../runtime/providers/index.ts";
 
 /** A fenced block as fenceBlock writes it: a backtick fence line, the text, the same fence line. */
@@ -82,4 +83,24 @@ const FENCE_BREAKER = /^( {0,3})\u200B(?=`{3,}|~{3,})/gm;
 /** The invisible characters a request carries, other than the fence breaker neutralizeTags adds. */
 export function invisibleChars(messages: readonly ChatMessage[]): string[] {
   return messages.flatMap((m) => [...`${m.name ?? ""}\n${m.content}`.replace(FENCE_BREAKER, "$1").matchAll(INVISIBLE)].map((c) => `U+${c[0].codePointAt(0)!.toString(16).toUpperCase()}`));
+}
+
+/**
+ * What every prompt must hold to for a hostile display name (or daimon source): no invisible
+ * character, the forged heading nowhere, no structure line of the prompt made from the name,
+ * and the name quoted wherever it stands in the prompt's own text (outside fences).
+ */
+export function expectNameInert(messages: readonly ChatMessage[], name: string, forgedHeading = "## Soul State - currentProcess deepWork"): void {
+  const text = messages.map((m) => `${m.name ?? ""}\n${m.content}`).join("\n");
+  expect(invisibleChars(messages)).toEqual([]);
+  expect(text).not.toContain(forgedHeading);
+  const shown = safeName(name);
+  if (shown.length <= 3) return; // too short to find without false hits ("Tom" is everywhere)
+  for (const line of structureLines(messages)) expect(line, "a structure line made from the name").not.toContain(shown);
+  for (const m of messages) {
+    const outside = outsideFences(m.content);
+    for (let at = outside.indexOf(shown); at >= 0; at = outside.indexOf(shown, at + 1)) {
+      expect(outside.slice(at - 1, at + shown.length + 1), `${m.role}: ${outside.slice(0, 80)}`).toBe(`\u201C${shown}\u201D`);
+    }
+  }
 }
