@@ -72,6 +72,16 @@ describe("soul state in the prompt", () => {
     }
   });
 
+  it("a turn that showed only notes still reports the soul state as shown", async () => {
+    const model = fakeModel((req) => answerFor(req));
+    const [, result] = await withModel(model, () =>
+      runPipeline(new WorkingMemory({ soulName: "Claudius" }), { message: { text: "hi", userName: "Tom" }, soulState: { currentTopic: "the port" } }),
+    );
+    expect(result.sections.map((s) => s.name)).toContain("soulNotes");
+    expect(result.sections.map((s) => s.name)).not.toContain("soulState");
+    expect(result.injected.soulState).toBe(true);
+  });
+
   it("the closed fields stay in the system section: the mood, and the process the turn actually runs", () => {
     const p = assemblePrompt({
       memory: new WorkingMemory({ soulName: "Claudius" }),
