@@ -96,6 +96,8 @@ const DEEP_WORK: PipelineProcess = {
     internal_monologue: `${DEFAULT_STEP_INSTRUCTIONS.internal_monologue} You are deep in the current task (see currentTask in your notes): plan the next concrete step. When the task is finished, end the monologue with the line ${TASK_COMPLETE_MARKER}.`,
     external_dialogue:
       "Work on the current task: precise and complete, show the work that matters (steps, code, figures) and say what remains. Use verbs: analyzed, traced, detailed.",
+    // Escalate leaves a reference to the message, never its words (signals.ts): the model names the task itself.
+    soul_state_check: `${DEFAULT_STEP_INSTRUCTIONS.soul_state_check} Answer true while currentTask still reads "${ESCALATED_TASK}".`,
     soul_state_update:
       `${DEFAULT_STEP_INSTRUCTIONS.soul_state_update} While currentTask reads "${ESCALATED_TASK}", name the task in a few words of your own in a \`currentTask:\` line. When the current task is finished, clear it with an empty \`currentTask:\` line.`,
   },

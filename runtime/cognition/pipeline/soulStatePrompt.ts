@@ -17,7 +17,7 @@ import { oneLine, PROCESS_NAME, soulStateOf, SOUL_STATE_DEFAULTS, SOUL_STATE_TEX
 
 export const SOUL_NOTES_HEADING = "## Your Notes";
 
-const NOTES_LABEL = "What your soul state notes about the conversation, in your words; they may quote the people you talk with";
+const NOTES_LABEL = "Your soul state's notes on the conversation, in your own words; they may quote the people you talk with";
 
 /**
  * `## Soul State` with the closed keys that differ from their defaults, or "" when none do.

@@ -30,7 +30,7 @@ describe("soul state", () => {
     expect(formatSoulState({ emotionalState: "neutral", currentProcess: "main_process" })).toBe("");
     expect(formatSoulState({ currentProject: "bg3se-macos", emotionalState: "engaged" })).toBe("## Soul State\n- emotionalState: engaged");
     expect(formatSoulNotes({ currentProject: "bg3se-macos", emotionalState: "engaged" })).toBe(
-      `## Your Notes\n\nWhat your soul state notes about the conversation, in your words; they may quote the people you talk with (${UNTRUSTED_NOTICE}):\n\n\`\`\`\n- currentProject: bg3se-macos\n\`\`\``,
+      `## Your Notes\n\nYour soul state's notes on the conversation, in your own words; they may quote the people you talk with (${UNTRUSTED_NOTICE}):\n\n\`\`\`\n- currentProject: bg3se-macos\n\`\`\``,
     );
   });
 

@@ -112,6 +112,7 @@ describe("Claudius with user text that tries to pass for structure", () => {
     expect(state?.content).toBe("## Soul State\n- emotionalState: focused\n- currentProcess: deepWork");
     expect(occurrences(deepWork.messages, `- currentTask: ${ESCALATED_TASK}`)).toEqual([expect.objectContaining({ role: "assistant", untrusted: true })]);
     // The model is asked to name the task in its own words; that name is shown fenced as well.
+    expect(requestText(deepWork)).toContain(`Answer true while currentTask still reads "${ESCALATED_TASK}".`);
     expect(requestText(deepWork)).toContain("name the task in a few words of your own");
   });
 
