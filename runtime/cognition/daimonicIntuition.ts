@@ -14,6 +14,7 @@
  */
 import type { InputMemory } from "./Memory.ts";
 import { sanitizeWhisper } from "./sanitizeWhisper.ts";
+import { safeName } from "./untrustedMemory.ts";
 import type { WorkingMemory } from "./WorkingMemory.ts";
 
 /** The soul-memory key the soul runtime keeps the pending whisper under. */
@@ -38,8 +39,9 @@ const UNNAMED_DAIMON = "The daimon";
 /** Names come from the bus (1–256 chars); in the prompt they are one short, plain word or two. */
 const NAME_MAX_CHARS = 64;
 
+/** A name from the bus as plain prose (sanitizeWhisper), then as any display name is shown (safeName: no heading marks, no colon). */
 function displayName(name: string, fallback: string): string {
-  return sanitizeWhisper(name, { maxChars: NAME_MAX_CHARS }) || fallback;
+  return safeName(sanitizeWhisper(name, { maxChars: NAME_MAX_CHARS }), fallback);
 }
 
 function asWhisper(whisper: Whisper | string): Whisper {

@@ -72,12 +72,14 @@ export {
   CONVERSATION_LABEL,
   UNTRUSTED_KEY,
   isUntrustedMemory,
+  quotedName,
   safeName,
   toPromptMessage,
   untrustedMemory,
 } from "./untrustedMemory.ts";
 export { stripMarkdownFences, extractJson, parseJsonAnswer, toJsonSchema, type JsonAnswer } from "./sanitize.ts";
 export { indentNicely } from "./indentNicely.ts";
+export { stripInvisible } from "./invisibleText.ts";
 export * from "./pipeline/index.ts";
 
 // For the other folders of ensoul (imports across folders go through this file).

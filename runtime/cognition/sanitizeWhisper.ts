@@ -6,6 +6,7 @@
  * the intuition is shown in, no invisible characters, no layout. What is left is one line of
  * plain prose, short enough to be an intuition rather than a second prompt.
  */
+import { stripInvisible } from "./invisibleText.ts";
 import { COGNITIVE_TAGS } from "./taggedXml.ts";
 
 /** The reference pipeline's cap: an intuition is a sentence or two, never a document. */
@@ -32,9 +33,6 @@ const TAG = /<\s*\/?\s*[A-Za-z_!?][^<>]*>/g;
 const TAG_OPENER = /<(?=\s*\/?\s*[A-Za-z_!?])/g;
 const FENCE_LINE = /^[ \t]*(?:`{3,}[^`\n]*|~{3,}[^\n]*)$/gm;
 const FENCE_RUN = /`{3,}|~{3,}/g;
-// Zero-width and bidi controls hide text from a human reviewer while a model still reads it.
-const INVISIBLE = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -49,9 +47,7 @@ const DEFAULT_TAG_NAMES = tagNamePattern([]);
 
 function onePass(text: string, tagNames: RegExp): string {
   return (
-    text
-      .replace(INVISIBLE, "")
-      .replace(CONTROL, " ")
+    stripInvisible(text)
       .replace(LT_ENTITY, "<")
       .replace(GT_ENTITY, ">")
       .replace(COMMENT, " ")

@@ -18,6 +18,7 @@
  * that field into the text before the content (Anthropic) or pass it on, outside the fence.
  */
 import type { ChatMessage } from "../providers/index.ts";
+import { stripInvisible } from "./invisibleText.ts";
 import type { InputMemory, Memory } from "./Memory.ts";
 import { fenceUntrusted, neutralizeTags } from "./taggedXml.ts";
 
@@ -41,18 +42,47 @@ export function untrustedMemory(label: string, text: string): InputMemory {
   return { role: "user", content: text, metadata: { [UNTRUSTED_KEY]: label } };
 }
 
-/** A display name from outside, made one short inert line. */
+/** A display name is a few words: longer ones are cut. */
+const NAME_MAX_CHARS = 64;
+/** Markdown that opens a line's structure: headings, list items, block quotes, rules. */
+const LEADING_MARKUP = /^(?:[#>*+=-]+\s*|\d+[.)](?:\s+|$))+/;
+
+/**
+ * A display name from outside (a platform display name, the HTTP bridge's `name`, a whisper's
+ * `source`), made one short line of plain text: no invisible characters (zero-width, bidi),
+ * no layout, no live tag, no backtick or tilde that could build a fence, no colon that could
+ * pass for a speaker line, no double quote that could close the quotes around it, and nothing
+ * at its start that markdown reads as structure (`## Soul State` becomes `Soul State`).
+ * Idempotent. Inside a fence it stands as it is; in running text use `quotedName`.
+ */
 export function safeName(name: string, fallback = "User"): string {
-  const flat = neutralizeTags(name, { allTags: true }).replace(/[`~\s]+/g, " ").replace(/[:]/g, "").trim();
-  return (flat.length > 64 ? flat.slice(0, 64) : flat) || fallback;
+  // Fence characters go before tags are neutralised, so no fence line is left for it to mark.
+  const plain = stripInvisible(name)
+    .replace(/[`~\s]+/g, " ")
+    .replace(/:/g, "")
+    .replace(/["\u201C\u201D\u201E\u201F\u00AB\u00BB]/g, "'");
+  const flat = neutralizeTags(plain, { allTags: true }).trim().replace(LEADING_MARKUP, "");
+  // By code point, so a cut never leaves half of a surrogate pair.
+  return [...flat].slice(0, NAME_MAX_CHARS).join("").trim() || fallback;
 }
 
-/** What goes inside the fence: who spoke, then what they said (once, when the text already names them). */
+/** A display name in running text, outside any fence: quoted, so the model reads it as a name, not as the prompt's words. */
+export function quotedName(name: string, fallback = "User"): string {
+  return `\u201C${safeName(name, fallback)}\u201D`;
+}
+
+/**
+ * What goes inside the fence: who spoke, then what they said (once, when the text already
+ * names them). The name is made safe there too: an Open Souls perception memory reads
+ * `Tom said: "..."` with the name as the platform gave it.
+ */
 function fencedText(memory: Pick<Memory, "content" | "name">): string {
   if (memory.name === undefined) return memory.content;
-  // Open Souls perception memories read `Tom said: "..."` already.
-  if (memory.content.startsWith(`${memory.name} `) || memory.content.startsWith(`${memory.name}:`)) return memory.content;
-  return `${safeName(memory.name)}: ${memory.content}`;
+  const name = safeName(memory.name);
+  for (const after of [" ", ":"]) {
+    if (memory.content.startsWith(`${memory.name}${after}`)) return `${name}${memory.content.slice(memory.name.length)}`;
+  }
+  return `${name}: ${memory.content}`;
 }
 
 /** One memory as the model sees it: an untrusted one fenced under its label, any other as it is. */

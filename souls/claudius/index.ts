@@ -25,7 +25,7 @@ import { problemSolvingProcess } from "./problemSolving.ts";
 
 export type { ClaudiusOptions } from "./options.ts";
 export { CLAUDIUS_MODES, PIPELINE_PROCESSES, PROBLEM_SOLVING, pipelineKeyOf, processOfPipelineKey, type ClaudiusMode } from "./modes.ts";
-export { OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER, completesTask, flagsOpenProblem } from "./signals.ts";
+export { ESCALATED_TASK, OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER, completesTask, flagsOpenProblem } from "./signals.ts";
 export { PROBLEM_SOLVING_GOAL, PROBLEM_SOLVING_PLAYBOOK, handBack } from "./problemSolving.ts";
 export { userIdOf, type ChainParams } from "./pipelineTurn.ts";
 export { claudiusTools, clockTool, createNotesTool, NOTES_NAMESPACE, type Note } from "./tools.ts";

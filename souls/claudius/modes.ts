@@ -14,7 +14,7 @@ import {
   type PipelineConfig,
   type PipelineProcess,
 } from "../../runtime/cognition/index.ts";
-import { OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER } from "./signals.ts";
+import { ESCALATED_TASK, OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER } from "./signals.ts";
 
 /** The soul machine's names for the processes that run the pipeline. */
 export type PipelineProcessName = "greeting" | "main" | "frustrated" | "deepWork";
@@ -93,11 +93,13 @@ const DEEP_WORK: PipelineProcess = {
   // Deep work skips user-model updates: the attention goes to the task.
   steps: ["internal_monologue", "external_dialogue", "soul_state_check", "soul_state_update"],
   instructionOverrides: {
-    internal_monologue: `${DEFAULT_STEP_INSTRUCTIONS.internal_monologue} You are deep in the current task (see currentTask in your soul state): plan the next concrete step. When the task is finished, end the monologue with the line ${TASK_COMPLETE_MARKER}.`,
+    internal_monologue: `${DEFAULT_STEP_INSTRUCTIONS.internal_monologue} You are deep in the current task (see currentTask in your notes): plan the next concrete step. When the task is finished, end the monologue with the line ${TASK_COMPLETE_MARKER}.`,
     external_dialogue:
       "Work on the current task: precise and complete, show the work that matters (steps, code, figures) and say what remains. Use verbs: analyzed, traced, detailed.",
+    // Escalate leaves a reference to the message, never its words (signals.ts): the model names the task itself.
+    soul_state_check: `${DEFAULT_STEP_INSTRUCTIONS.soul_state_check} Answer true while currentTask still reads "${ESCALATED_TASK}".`,
     soul_state_update:
-      `${DEFAULT_STEP_INSTRUCTIONS.soul_state_update} When the current task is finished, clear it with an empty \`currentTask:\` line.`,
+      `${DEFAULT_STEP_INSTRUCTIONS.soul_state_update} While currentTask reads "${ESCALATED_TASK}", name the task in a few words of your own in a \`currentTask:\` line. When the current task is finished, clear it with an empty \`currentTask:\` line.`,
   },
 };
 

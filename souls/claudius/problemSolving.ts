@@ -10,9 +10,11 @@
  *   notes: toolResearch.ts) when the host gave them, otherwise recall (a
  *   monologue on what Claudius knows and would need to verify); loops.
  * - Respond: the worked answer, streamed; ends the ISM and returns to `main` (next message).
- * - Escalate: the problem is a substantial piece of work: it becomes `currentTask`, the mood
+ * - Escalate: the problem is a substantial piece of work: it becomes the current task, the mood
  *   `focused`, and the soul goes to `deepWork` at once (executeNow), which answers the message
- *   with its own pipeline call and stays on the task until it is complete.
+ *   with its own pipeline call and stays on the task until it is complete. `currentTask` holds
+ *   a reference to the message (ESCALATED_TASK), never the person's words: the message is in
+ *   the prompt, fenced, and deepWork asks the model to name the task in its own words.
  *
  * The phase always hands back. An ISM that ends without a transition (the model said DONE
  * before responding, the loops ran out, a failure) would otherwise leave the soul in the ISM
@@ -24,6 +26,7 @@ import { ISM_PROCESS, ismProcess, runIsm, type IsmAction, type IsmMentalProcess,
 import { useActions, usePerceptions, type MentalProcess, type ProcessResult } from "../../actors/soul/index.ts";
 import { externalDialog, internalMonologue, neutralizeTags, UNTRUSTED_KEY, type WorkingMemory } from "../../runtime/cognition/index.ts";
 import { pipelineKeyOf, PROBLEM_SOLVING } from "./modes.ts";
+import { ESCALATED_TASK } from "./signals.ts";
 import type { ClaudiusContext } from "./options.ts";
 import type { ChainParams } from "./pipelineTurn.ts";
 import { useSoulState } from "./soulStateMemory.ts";
@@ -42,7 +45,6 @@ export const PROBLEM_SOLVING_PLAYBOOK = [
 
 /** Findings from outside are cut to this length before they enter memory (marked untrusted: see Research). */
 const FINDINGS_MAX_CHARS = 4000;
-const TASK_MAX_CHARS = 160;
 
 function actions(ctx: ClaudiusContext): IsmAction[] {
   return [
@@ -112,19 +114,13 @@ function actions(ctx: ClaudiusContext): IsmAction[] {
       description: "The problem is a substantial piece of work that needs sustained focus: take it up as the current task.",
       handleActionUse: (workingMemory) => {
         const soulState = useSoulState();
-        const task = soulState.state.currentTask || taskOf(usePerceptions().invokingPerception.content);
+        const task = soulState.state.currentTask || ESCALATED_TASK;
         soulState.save({ emotionalState: "focused", currentTask: task, currentProcess: pipelineKeyOf("deepWork") });
         const params: ChainParams = { from: PROBLEM_SOLVING, escalated: true };
         return [workingMemory, "deepWork", { executeNow: true, params }];
       },
     },
   ];
-}
-
-/** The message as a task name: one line, short. */
-function taskOf(content: string): string {
-  const line = content.replace(/\s+/g, " ").trim();
-  return line.length > TASK_MAX_CHARS ? `${line.slice(0, TASK_MAX_CHARS - 1)}…` : line || "the problem in hand";
 }
 
 /** Where the phase hands back to, whatever way the ISM ended (see the file's comment). */

@@ -21,6 +21,14 @@
  */
 import type { PipelineResult } from "../../runtime/cognition/index.ts";
 
+/**
+ * What problemSolving's Escalate writes as `currentTask`: a reference to the message that
+ * raised the problem, in the soul's words only. The message reaches the prompt fenced, as
+ * every message does; copying it into the state would carry the person's words there.
+ * deepWork asks the model to replace it with a name of its own.
+ */
+export const ESCALATED_TASK = "the problem in the message you took up as a task";
+
 export const OPEN_PROBLEM_MARKER = "[open problem]";
 export const TASK_COMPLETE_MARKER = "[task complete]";
 

@@ -11,10 +11,14 @@
  * The result says which sections went in and how big each was, so tests can check the order
  * and the gates and the benchmark can count what the gates save.
  *
- * Everything that could carry text from a user into the prompt (the message, the history,
- * the user model the soul wrote from what users said, a whisper) is neutralised on the way:
- * no cognitive tag and no fence line survives in a form the answer's parser, or a model
- * echoing it, could take for structure.
+ * The system prompt holds only the blueprint's and the runtime's own words (persona, skills,
+ * instructions) and the soul state's closed keys. Everything that could carry a person's
+ * words is fenced and labelled untrusted outside it: the message and the history (user
+ * role), the soul state's free-text notes and the user model the soul wrote from what people
+ * said (the soul's own voice, assistant role). A whisper is sanitised to one plain line. A
+ * display name is one short inert line (`safeName`), quoted where it stands outside a fence.
+ * No cognitive tag, fence line or heading of theirs survives in a form the answer's parser,
+ * or a model echoing it, could take for structure.
  */
 import type { ChatMessage, ChatRole } from "../../providers/index.ts";
 import { estimateTokens } from "../../providers/index.ts";
@@ -22,14 +26,15 @@ import { blankUserModel } from "./userModelText.ts";
 import { formatIntuition, type Whisper } from "../daimonicIntuition.ts";
 import { regionOf, DEFAULT_REGION, type Memory } from "../Memory.ts";
 import { fenceBlock, fenceUntrusted, neutralizeTags, type CognitiveTag } from "../taggedXml.ts";
-import { isUntrustedMemory, safeName } from "../untrustedMemory.ts";
+import { isUntrustedMemory, quotedName, safeName } from "../untrustedMemory.ts";
 import type { WorkingMemory } from "../WorkingMemory.ts";
 import { DEFAULT_PIPELINE_CONFIG, type PipelineConfig } from "./config.ts";
 import { planTurn, type TurnPlan } from "./gating.ts";
 import { buildCognitiveInstructions } from "./instructions.ts";
 import { pipelineMarker } from "./pipelineMemory.ts";
 import type { PipelineProcess } from "./processes.ts";
-import { formatSoulState, type SoulState } from "./soulState.ts";
+import type { SoulState } from "./soulState.ts";
+import { formatSoulNotes, formatSoulState } from "./soulStatePrompt.ts";
 import { tagsOf, type PipelineStep } from "./steps.ts";
 
 export type PromptSectionName =
@@ -37,6 +42,7 @@ export type PromptSectionName =
   | "persona"
   | "skills"
   | "soulState"
+  | "soulNotes"
   | "intuition"
   | "userModel"
   | "instructions"
@@ -155,6 +161,16 @@ const EARLIER_TITLES: Readonly<Record<PipelineStep, string>> = {
   soul_state_update: "Your soul state update",
 };
 
+/**
+ * The user model, as the soul's own notes: written by the soul, but from what the person said
+ * (and headed with their name), so fenced as untrusted like any text that may quote them.
+ */
+function formatUserModel(soulName: string, userName: string, userModel: string | undefined): string {
+  const model = userModel?.trim() ? userModel.trim() : blankUserModel(safeName(userName));
+  const label = `What ${safeName(soulName, "the soul")} understands about ${quotedName(userName)} so far, written from what they said`;
+  return `## User Model\n\n${fenceUntrusted(label, model)}`;
+}
+
 function formatEarlier(earlier: readonly EarlierStep[]): string {
   if (earlier.length === 0) return "";
   const lines = earlier.map((e) => `${EARLIER_TITLES[e.step]}${e.verb ? ` (${safeName(e.verb, "")})` : ""}:\n${neutralizeTags(e.content)}`);
@@ -195,14 +211,13 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
     one("skills", "system", skills);
     firstContext.push(...[persona, skills].filter((t) => t.trim()));
   }
-  one("soulState", "system", formatSoulState(input.soulState ?? {}));
+  // The process shown is the one the turn runs, resolved from the table: never a stored string.
+  one("soulState", "system", formatSoulState({ ...input.soulState, currentProcess: plan.process.name }));
+  one("soulNotes", "assistant", formatSoulNotes(input.soulState ?? {}));
   // The soul's own recall, so assistant role; no `name` field, because the text already
   // names the soul and some providers only accept token-like names.
   if (input.whisper !== undefined) one("intuition", "assistant", formatIntuition(soulName, input.whisper));
-  if (plan.userModelReason) {
-    const model = input.userModel?.trim() ? input.userModel.trim() : blankUserModel(userName);
-    one("userModel", "system", `## User Model\n\nWhat ${safeName(soulName, "the soul")} understands about ${userName} so far:\n\n${neutralizeTags(model)}`);
-  }
+  if (plan.userModelReason) one("userModel", "assistant", formatUserModel(soulName, input.message.userName, input.userModel));
   one("instructions", "system", buildCognitiveInstructions(steps, plan.process.instructionOverrides));
   one("earlierSteps", "assistant", formatEarlier(input.earlier ?? []));
   one(

@@ -32,17 +32,18 @@ export {
 export { DEFAULT_PIPELINE_CONFIG, pipelineConfig, isDue, type PipelineConfig } from "./config.ts";
 export {
   applySoulStateUpdate,
-  formatSoulState,
   isEmotionalState,
   soulStateOf,
   EMOTIONAL_STATES,
   SOUL_STATE_DEFAULTS,
   SOUL_STATE_KEYS,
+  SOUL_STATE_TEXT_KEYS,
   type EmotionalState,
   type SoulState,
   type SoulStateKey,
   type SoulStateUpdate,
 } from "./soulState.ts";
+export { formatSoulNotes, formatSoulState, SOUL_NOTES_HEADING } from "./soulStatePrompt.ts";
 export {
   DEFAULT_PROCESSES,
   FRUSTRATED_PROCESS,

@@ -5,8 +5,6 @@
  * model echoed) cannot grow the state with keys of its own, and `emotionalState` stays one
  * of the five moods the verb mapping and the process router know.
  */
-import { neutralizeTags } from "../taggedXml.ts";
-
 export const EMOTIONAL_STATES = ["neutral", "engaged", "focused", "frustrated", "sardonic"] as const;
 export type EmotionalState = (typeof EMOTIONAL_STATES)[number];
 
@@ -41,6 +39,17 @@ export const SOUL_STATE_KEYS: readonly SoulStateKey[] = [
   "currentProcess",
 ];
 
+/**
+ * The keys whose values may hold a person's words: free text that a blueprint or a model
+ * writes (Claudius's Escalate names the task; a `<soul_state_update>` can echo the user). The
+ * prompt shows them fenced as untrusted, never in the system prompt (soulStatePrompt.ts). The
+ * other two are closed: `emotionalState` is one of five moods, `currentProcess` a process name.
+ */
+export const SOUL_STATE_TEXT_KEYS = ["currentTopic", "currentProject", "currentTask", "conversationSummary"] as const satisfies readonly SoulStateKey[];
+
+/** A process name as `currentProcess` may hold it: a word, as the router's table keys are. */
+export const PROCESS_NAME = /^[A-Za-z][\w-]{0,63}$/;
+
 /** One value's cap: the state is a handful of notes, not a second memory (the reference caps responses the same way). */
 export const SOUL_STATE_VALUE_MAX_CHARS = 300;
 
@@ -57,26 +66,6 @@ export function soulStateOf(partial: Partial<Record<string, unknown>> = {}): Sou
   const state: SoulState = { ...SOUL_STATE_DEFAULTS };
   applyInto(state, partial);
   return state;
-}
-
-/**
- * `## Soul State` with the keys that differ from their defaults, or "" when none do (the
- * section is then left out of the prompt altogether).
- *
- * The section goes into the system prompt, and a value may hold a user's words: a blueprint
- * saves state directly (Claudius's Escalate makes the message the `currentTask`), and a
- * model's `<soul_state_update>` can echo the user. So every value is neutralised here, where
- * it is rendered, whatever path saved it: one line (no heading or section of its own), every
- * XML-like tag without its `<`, and capped.
- */
-export function formatSoulState(state: Partial<SoulState>): string {
-  const full = soulStateOf(state);
-  const lines = SOUL_STATE_KEYS.filter((k) => full[k] !== SOUL_STATE_DEFAULTS[k]).map((k) => `- ${k}: ${inert(full[k])}`);
-  return lines.length ? `## Soul State\n${lines.join("\n")}` : "";
-}
-
-function inert(value: string): string {
-  return neutralizeTags(oneLine(value), { allTags: true });
 }
 
 export interface SoulStateUpdate {
@@ -114,7 +103,7 @@ export function applySoulStateUpdate(state: Partial<SoulState>, update: Readonly
       applied.emotionalState = mood;
       continue;
     }
-    if (key === "currentProcess" && !/^[A-Za-z][\w-]*$/.test(value)) {
+    if (key === "currentProcess" && !PROCESS_NAME.test(value)) {
       rejected[rawKey] = "currentProcess must be a process name";
       continue;
     }
@@ -135,7 +124,8 @@ function applyInto(state: SoulState, partial: Partial<Record<string, unknown>>):
   }
 }
 
-function oneLine(value: string): string {
+/** A value as the state keeps it: one line, capped. */
+export function oneLine(value: string): string {
   const flat = value.replace(/\s+/g, " ").trim();
   return flat.length > SOUL_STATE_VALUE_MAX_CHARS ? flat.slice(0, SOUL_STATE_VALUE_MAX_CHARS) : flat;
 }

@@ -17,6 +17,7 @@ import type { PipelineStep } from "./steps.ts";
 export interface InjectedSections {
   persona: boolean;
   skills: boolean;
+  /** Any of the soul state was shown: its closed keys (`## Soul State`) or its notes (`## Your Notes`). */
   soulState: boolean;
   intuition: boolean;
   userModel: boolean;
@@ -81,7 +82,7 @@ export function injectedOf(prompt: AssembledPrompt): InjectedSections {
   const injected: InjectedSections = {
     persona: has("persona"),
     skills: has("skills"),
-    soulState: has("soulState"),
+    soulState: has("soulState") || has("soulNotes"),
     intuition: has("intuition"),
     userModel: has("userModel"),
     soulStateCheck: prompt.plan.soulStateCheck,

@@ -10,7 +10,7 @@
  * the ISM's own.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createClaudius, claudius, OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER } from "../../../souls/claudius/index.ts";
+import { createClaudius, claudius, ESCALATED_TASK, OPEN_PROBLEM_MARKER, TASK_COMPLETE_MARKER } from "../../../souls/claudius/index.ts";
 import { builtinSouls } from "../../../souls/index.ts";
 import type { CognitionContext } from "../../../runtime/cognition/index.ts";
 import { createAnthropicModel, ModelRegistry } from "../../../runtime/providers/index.ts";
@@ -242,16 +242,21 @@ describe("Claudius's process graph over the real Anthropic SDK", () => {
     // main -> problemSolving -> (Escalate) deepWork, all for one message.
     script.script("pipeline", pipelineAnswer({ monologue: `A whole toolchest. ${OPEN_PROBLEM_MARKER}`, dialogue: "A chest is a project. Let me size it.", userModelCheck: false }));
     script.script("choice", choose(["Escalate"], "this is weeks of work"));
-    script.script("pipeline", pipelineAnswer({ monologue: "Plan the carcass.", dialogue: "Start with the carcass: dovetailed, 900 wide.", soulStateCheck: false }));
+    // deepWork's first turn names the task in the model's own words, as its instructions ask.
+    script.script(
+      "pipeline",
+      pipelineAnswer({ monologue: "Plan the carcass.", dialogue: "Start with the carcass: dovetailed, 900 wide.", soulStateCheck: true, soulState: { currentTask: "a Dutch tool chest" } }),
+    );
     let turn = await r.say("Help me design and build a full Dutch tool chest.");
     expect(turn.errors).toEqual([]);
     expect(turn.transitions).toEqual(["main=>problemSolving", "problemSolving=>deepWork"]);
     expect(turn.process).toBe("deepWork");
     expect(turn.requests).toBe(3);
     expect(turn.spoken).toEqual(["A chest is a project. Let me size it.", "Start with the carcass: dovetailed, 900 wide."]);
-    expect(r.soul().memory().soulMemory).toMatchObject({ emotionalState: "focused", currentTask: "Help me design and build a full Dutch tool chest.", currentProcess: "deepWork" });
-    // deepWork's prompt had the task and the thread; the message was recorded once.
-    expect(lastPrompt(script)).toContain("- currentTask: Help me design and build a full Dutch tool chest.");
+    expect(r.soul().memory().soulMemory).toMatchObject({ emotionalState: "focused", currentTask: "a Dutch tool chest", currentProcess: "deepWork" });
+    // deepWork's prompt had the task (Escalate's reference to the message, never its words) and the thread; the message was recorded once.
+    expect(lastPrompt(script)).toContain(`- currentTask: ${ESCALATED_TASK}`);
+    expect(lastPrompt(script)).toContain("Help me design and build a full Dutch tool chest.");
     const recorded = r.soul().memory().workingMemory.memories.filter((m) => m.role === "user" && m.content.includes("Dutch tool chest"));
     expect(recorded).toHaveLength(1);
 

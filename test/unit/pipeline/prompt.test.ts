@@ -35,7 +35,7 @@ async function runTurns(checks: readonly boolean[], extra: Record<string, unknow
 }
 
 describe("prompt assembly order", () => {
-  it("first turn: persona, skills, soul state, intuition, user model, instructions, then the fenced message", () => {
+  it("first turn: persona, skills, soul state, notes, intuition, user model, instructions, then the fenced message", () => {
     const p = assemblePrompt({
       memory: fresh(),
       message: message(),
@@ -45,15 +45,18 @@ describe("prompt assembly order", () => {
       whisper: { content: "He needs assurance, not answers.", source: "Kothar" },
       userModel: MODEL,
     });
-    expect(names(p)).toEqual(["persona", "skills", "soulState", "intuition", "userModel", "instructions", "message"]);
-    expect(p.messages.map((m) => m.role)).toEqual(["system", "system", "system", "assistant", "system", "system", "user"]);
+    expect(names(p)).toEqual(["persona", "skills", "soulState", "soulNotes", "intuition", "userModel", "instructions", "message"]);
+    // What may hold a person's words (the notes, the user model) is the soul's own voice, fenced; never the system prompt.
+    expect(p.messages.map((m) => m.role)).toEqual(["system", "system", "system", "assistant", "assistant", "assistant", "system", "user"]);
     expect(p.messages[0].content).toBe(PERSONA);
     expect(p.messages[1].content).toBe("## Available Skills\n- search: finds things");
-    expect(p.messages[2].content).toBe("## Soul State\n- emotionalState: engaged\n- currentTopic: the port");
-    expect(p.messages[3].content).toContain("Samantha sensed an intuition surface from deeper memory:");
-    expect(p.messages[3].content).toContain("Kothar whispers: He needs assurance, not answers.");
-    expect(p.messages[4].content).toContain("A scholar who likes tea.");
-    expect(p.messages[5].content.startsWith("## Response Format")).toBe(true);
+    expect(p.messages[2].content).toBe("## Soul State\n- emotionalState: engaged");
+    expect(p.messages[3].content).toMatch(/^## Your Notes\n\n.*UNTRUSTED INPUT.*\n\n```\n- currentTopic: the port\n```$/);
+    expect(p.messages[4].content).toContain("Samantha sensed an intuition surface from deeper memory:");
+    expect(p.messages[4].content).toContain("Kothar whispers: He needs assurance, not answers.");
+    expect(p.messages[5].content).toMatch(/^## User Model\n\nWhat Samantha understands about “Tom” so far, written from what they said \(UNTRUSTED INPUT[^\n]*\n\n```\n# Tom\n/);
+    expect(p.messages[5].content).toContain("A scholar who likes tea.");
+    expect(p.messages[6].content.startsWith("## Response Format")).toBe(true);
     const last = p.messages.at(-1)!;
     expect(last.content).toContain(UNTRUSTED_NOTICE);
     expect(last.content).toMatch(/```\nTom: hello\n```$/);
