@@ -81,11 +81,18 @@ class DebuggerServer {
     private readonly onError: (err: unknown, what: string) => void,
   ) {
     this.#digest = token === undefined ? undefined : bearerDigest(token);
+    // No request may throw out of its listener: whatever it does, or rejects with, is answered 500 and reported.
     this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
+      const failed = (err: unknown) => {
         onError(err, `${req.method} ${req.url?.split("?")[0]}`);
         sendJson(res, 500, { error: "internal error" }, true);
-      });
+      };
+      res.on("error", () => undefined);
+      try {
+        this.#handle(req, res).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
     });
   }
 
@@ -97,6 +104,8 @@ class DebuggerServer {
         resolve();
       });
     });
+    // Once listening, a server error (accept failing for want of file descriptors) is reported; the server goes on.
+    this.#server.on("error", (err) => this.onError(err, "the debugger's server"));
     this.#port = (this.#server.address() as AddressInfo).port;
     return this.#port;
   }
