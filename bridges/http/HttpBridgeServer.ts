@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer } from "ws";
 import { answerWhisper, WHISPER_PATH, type WhisperRequestHandler } from "../../actors/daimon/index.ts";
-import { bearerDigest, bearerMatches, sendJson } from "../../runtime/http/index.ts";
+import { bearerDigest, bearerMatches, guardedListener, sendJson } from "../../runtime/http/index.ts";
 import { postPerception, type HttpSoulRoute } from "./httpRoutes.ts";
 import { RateLimiter } from "./rateLimiter.ts";
 import { pathOf, soulTargetOf } from "./requestPath.ts";
@@ -71,7 +71,7 @@ export class HttpBridgeServer {
 
   static async listen(o: { host: string; port: number; token: string; onError(err: unknown, what: string): void } & HttpServerLimits): Promise<HttpBridgeServer> {
     const server = new HttpBridgeServer(bearerDigest(o.token), o, o.onError);
-    server.#server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => server.#request(req, res));
+    server.#server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, guardedListener((req, res) => server.#handle(req, res), o.onError));
     server.#server.maxConnections = o.maxConnections;
     server.#server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => server.#upgrade(req, socket, head));
     await new Promise<void>((resolve, reject) => {
@@ -127,21 +127,6 @@ export class HttpBridgeServer {
     this.#sockets.delete(soulId);
     for (const ws of wss.clients) ws.close(1001, "the bridge is stopping");
     wss.close();
-  }
-
-  /** Every request's listener: whatever it throws, or rejects with, is answered 500 and reported, never thrown. */
-  #request(req: IncomingMessage, res: ServerResponse): void {
-    const failed = (err: unknown) => {
-      this.onError(err, `${req.method} ${String(req.url).slice(0, 200)}`);
-      sendJson(res, 500, { error: "internal error" }, true);
-    };
-    // A response whose client is gone may still be written to by a late listener.
-    res.on("error", () => undefined);
-    try {
-      this.#handle(req, res).catch(failed);
-    } catch (err) {
-      failed(err);
-    }
   }
 
   /** Refuses what is not allowed before any work: unauthenticated, flooding. */

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Bus } from "../../bus/index.ts";
-import { bearerDigest, bearerMatches, sendJson } from "../../http/index.ts";
+import { bearerDigest, bearerMatches, guardedListener, sendJson } from "../../http/index.ts";
 import { componentLogger } from "../../log/index.ts";
 import { serveApi, type ApiContext } from "./debuggerApi.ts";
 import { EventStream } from "./EventStream.ts";
@@ -81,19 +81,7 @@ class DebuggerServer {
     private readonly onError: (err: unknown, what: string) => void,
   ) {
     this.#digest = token === undefined ? undefined : bearerDigest(token);
-    // No request may throw out of its listener: whatever it does, or rejects with, is answered 500 and reported.
-    this.#server = createServer((req, res) => {
-      const failed = (err: unknown) => {
-        onError(err, `${req.method} ${req.url?.split("?")[0]}`);
-        sendJson(res, 500, { error: "internal error" }, true);
-      };
-      res.on("error", () => undefined);
-      try {
-        this.#handle(req, res).catch(failed);
-      } catch (err) {
-        failed(err);
-      }
-    });
+    this.#server = createServer(guardedListener((req, res) => this.#handle(req, res), onError));
   }
 
   async listen(port: number, host: string): Promise<number> {
