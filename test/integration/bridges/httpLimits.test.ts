@@ -133,6 +133,36 @@ describe("the HTTP bridge's limits", () => {
     }
   });
 
+  it("holds at most maxConnections connections: one more is closed as it comes, and a connection freed is taken again", async () => {
+    const { node, base } = await start({ maxConnections: 3 });
+    const url = new URL(base);
+    const open = (): Promise<{ socket: ReturnType<typeof connect>; closed: Promise<void> }> =>
+      new Promise((resolve) => {
+        const socket = connect(Number(url.port), url.hostname);
+        socket.on("error", () => undefined);
+        const closed = new Promise<void>((r) => socket.once("close", () => r()));
+        socket.once("connect", () => resolve({ socket, closed }));
+      });
+    try {
+      const held = [await open(), await open(), await open()];
+      // Give the server the moment it takes to count them.
+      await new Promise((r) => setTimeout(r, 100));
+      const extra = await open();
+      let closed = false;
+      void extra.closed.then(() => (closed = true));
+      await until(() => closed, 5_000, "the connection over the cap closed");
+      for (const h of held) h.socket.destroy();
+      let status = 0;
+      for (let tries = 0; tries < 100 && status !== 200; tries++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = await fetch(`${base}/healthz`).then((r) => r.status, () => 0);
+      }
+      expect(status).toBe(200);
+    } finally {
+      await node.stop();
+    }
+  });
+
   it("drops an SSE client that stops reading instead of buffering the soul's speech for it without bound", async () => {
     const { node, base } = await start({ maxBodyBytes: 1024 * 1024 });
     try {
