@@ -39,6 +39,8 @@ export interface HttpServerLimits {
 const HEADERS_TIMEOUT_MS = 15_000;
 /** The whole request, body included (a stream's response may last; its request does not). */
 const REQUEST_TIMEOUT_MS = 60_000;
+/** How often Node looks for requests past those times (its default, 30 s, would let a slow client stay twice as long). */
+const TIMEOUT_CHECK_MS = 5_000;
 
 type Refusal = { status: number; error: string; headers?: Record<string, string> };
 
@@ -71,7 +73,7 @@ export class HttpBridgeServer {
 
   static async listen(o: { host: string; port: number; token: string; onError(err: unknown, what: string): void } & HttpServerLimits): Promise<HttpBridgeServer> {
     const server = new HttpBridgeServer(bearerDigest(o.token), o, o.onError);
-    server.#server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, guardedListener((req, res) => server.#handle(req, res), o.onError));
+    server.#server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_MS }, guardedListener((req, res) => server.#handle(req, res), o.onError));
     server.#server.maxConnections = o.maxConnections;
     server.#server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => server.#upgrade(req, socket, head));
     await new Promise<void>((resolve, reject) => {
