@@ -20,6 +20,12 @@ export interface TakenMessage {
   conversation: Conversation;
   /** The message until its perception is on the bus: what a restart publishes again. */
   unpublished?: PlatformMessage;
+  /**
+   * Its caller was told the publish failed and sends it again itself (HTTP): a restart does not
+   * publish it behind the caller's back, but a publish whose acknowledgement was lost may have
+   * landed, so the entry stays for the speech answering it and for the caller's retry.
+   */
+  callerRetries?: true;
   at: number;
 }
 
@@ -59,9 +65,15 @@ export class BridgeLedger {
     return this.#perceptions.put(perceptionId, { conversation, at: Date.now(), ...(unpublished ? { unpublished } : {}) });
   }
 
-  /** Messages taken whose perception may not have reached the bus. */
+  /** Messages taken whose perception may not have reached the bus, and which a restart publishes again. */
   unpublished(): PlatformMessage[] {
-    return this.#perceptions.range().flatMap((e) => (e.value.unpublished ? [e.value.unpublished] : []));
+    return this.#perceptions.range().flatMap((e) => (e.value.unpublished && !e.value.callerRetries ? [e.value.unpublished] : []));
+  }
+
+  /** Leaves an unpublished message to its caller's retry (`callerRetries`). */
+  async leaveToCaller(perceptionId: string): Promise<void> {
+    const taken = this.taken(perceptionId);
+    if (taken?.unpublished) await this.#perceptions.put(perceptionId, { ...taken, callerRetries: true });
   }
 
   forget(perceptionId: string): Promise<boolean> {

@@ -10,6 +10,7 @@
  */
 import { createActor, type ActorOptions } from "xstate";
 import { decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer } from "../../runtime/bus/index.ts";
+import { atFaultPoint, type FaultPoint } from "../../runtime/faults/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
 import { BridgeLedger } from "./BridgeLedger.ts";
 import { bridgeMachine, bridgeStateOf, type BridgeActor, type BridgeCounters } from "./bridgeMachine.ts";
@@ -27,6 +28,8 @@ export interface BridgeRuntimeOptions {
   store: Store;
   policy: BridgePolicy;
   ackWaitMs?: number;
+  /** The fault point of this platform's perception publish, when it has one (the HTTP bridge: `http.publish`). */
+  publishPoint?: FaultPoint;
   report(err: unknown, what: string): void;
   inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
 }
@@ -195,12 +198,14 @@ export class BridgeRuntime {
   }
 
   /**
-   * Forgets a message whose perception could not be published, for a platform whose caller
-   * was told so and retries on its own (HTTP): the next start must not publish it behind its back.
+   * For a platform whose caller was told a publish failed and retries on its own (HTTP): the
+   * next start does not publish the message behind its back. It is not forgotten: a publish
+   * whose acknowledgement was lost may have landed, and the speech answering it must still
+   * find its conversation; the caller's retry (same id) publishes it again, which the bus and
+   * the soul's inbox take once.
    */
   async retract(perceptionId: string): Promise<void> {
-    const taken = this.ledger.taken(perceptionId);
-    if (taken?.unpublished) await this.ledger.forget(perceptionId);
+    await this.ledger.leaveToCaller(perceptionId);
   }
 
   /** Stops following speech (what is in flight is posted first) and stops the machine. */
@@ -217,8 +222,9 @@ export class BridgeRuntime {
     // publish cut short is done again (at the next start, or when the platform retries).
     const env = perceptionOf(message, this.soul, this.address);
     await this.ledger.take(message.id, conversation, message);
+    const publish = () => this.o.bus.publish(this.o.subjects.perceive(this.soul), encodeEnvelope(env), { msgId: env.id });
     try {
-      await this.o.bus.publish(this.o.subjects.perceive(this.soul), encodeEnvelope(env), { msgId: env.id });
+      await (this.o.publishPoint ? atFaultPoint(this.o.publishPoint, publish, { soulId: this.soul, id: env.id }) : publish());
     } catch (err) {
       // Told to the platform as a failure: it retries (Slack, an HTTP client), or the next start publishes it.
       this.report(err, `publishing perception ${message.id}`);

@@ -7,7 +7,7 @@ import type { WhisperRequestHandler } from "../../actors/daimon/index.ts";
 import type { Bus, ClusterSubjects } from "../../runtime/bus/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
 import type { bridgeMachine, BridgeCounters } from "./bridgeMachine.ts";
-import { BridgeRuntime } from "./BridgeRuntime.ts";
+import { BridgeRuntime, type BridgeRuntimeOptions } from "./BridgeRuntime.ts";
 import { DEFAULT_POLICY, type BridgePolicy } from "./bridgePolicy.ts";
 import type { BridgeType } from "./PlatformMessage.ts";
 
@@ -64,8 +64,9 @@ export function statusOf(runtime: BridgeRuntime, extra: Partial<BridgeStatus> = 
 }
 
 /** The core runtime of the bridge a start context describes, with the platform's policy (default: DEFAULT_POLICY). */
-export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undefined): BridgeRuntime {
+export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undefined, extra: Pick<BridgeRuntimeOptions, "publishPoint"> = {}): BridgeRuntime {
   return new BridgeRuntime({
+    ...extra,
     name: ctx.name,
     type: ctx.entry.type,
     soul: ctx.entry.soul,

@@ -6,7 +6,7 @@
 import { runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
 import { EphemeralFeed } from "./EphemeralFeed.ts";
 import { HttpBridgeServer } from "./HttpBridgeServer.ts";
-import { parseHttpOptions } from "./httpOptions.ts";
+import { parseHttpOptions, type HttpBridgeOptions } from "./httpOptions.ts";
 import { SpeechLog } from "./SpeechLog.ts";
 
 /** Servers by `host:port`, while a bridge uses them (port 0: each bridge its own). */
@@ -35,18 +35,23 @@ async function serverFor(key: string | undefined, open: () => Promise<HttpBridge
   };
 }
 
+/** What the server takes from the first bridge that opens it. */
+function serverOptions({ host, port, rateLimit, maxConnections, maxStreams }: HttpBridgeOptions) {
+  return { host, port, rateLimit, maxConnections, maxStreams };
+}
+
 export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHandle> {
   const options = parseHttpOptions(ctx.entry.options);
   const token = ctx.env["ENSOUL_HTTP_TOKEN"];
   if (!token) throw new Error(`http bridge ${ctx.name}: set ENSOUL_HTTP_TOKEN (the bearer token its clients send); it is never printed`);
-  const runtime = runtimeFor(ctx, options.policy);
-  const log = new SpeechLog(ctx.store, runtime.address);
+  const runtime = runtimeFor(ctx, options.policy, { publishPoint: "http.publish" });
+  const log = new SpeechLog(ctx.store, runtime.address, { keep: options.speechLog.keep, report: (err, what) => runtime.report(err, what) });
   let held: { server: HttpBridgeServer; release(): Promise<void> } | undefined;
   const ephemeral = new EphemeralFeed(ctx.bus, ctx.subjects, ctx.entry.soul);
   try {
     await runtime.follow(log);
     held = await serverFor(options.port === 0 ? undefined : `${options.host}:${options.port}`, () =>
-      HttpBridgeServer.listen({ host: options.host, port: options.port, token, rateLimit: options.rateLimit, onError: (err, what) => runtime.report(err, what) }),
+      HttpBridgeServer.listen({ ...serverOptions(options), token, onError: (err, what) => runtime.report(err, what) }),
     );
     held.server.add({ soul: ctx.entry.soul, runtime, log, maxBodyBytes: options.maxBodyBytes, ephemeral, ready: () => runtime.state === "online", ...(ctx.whisper ? { whisper: ctx.whisper } : {}) });
   } catch (err) {

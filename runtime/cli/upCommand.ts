@@ -17,6 +17,7 @@ import { CliError } from "./CliError.ts";
 import { debuggerLine, debugPort, openDebugger } from "./debugFlag.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { natsOptionsFrom, serversOf, type NatsFlags } from "./natsOptions.ts";
+import { guardProcess } from "./processGuard.ts";
 import { watchShutdown } from "./shutdown.ts";
 import { startStatusDisplay } from "./statusDisplay.ts";
 
@@ -60,6 +61,8 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   const metrics = options.metrics !== undefined ? await metricsFlag(options.metrics) : undefined;
 
   const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
+  // From here a failure nothing caught restarts the actor it belongs to, or ends the process with its context logged.
+  const unguard = guardProcess();
   let node: EnsoulNode;
   try {
     node = await startNode({
@@ -72,6 +75,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
       ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {
+    unguard();
     await inspection?.stop();
     if (err instanceof NatsUnreachableError) throw new CliError(err.message, 1);
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
@@ -126,6 +130,7 @@ export async function upCommand(configArg: string | undefined, options: UpComman
     await metricsServer?.close();
     if (debuggerServer) await debuggerServer.stop();
     await inspection?.stop();
+    unguard();
   }
   // Each failed step was reported as it failed; the exit says the stop was not clean.
   if (failed) throw new CliError(failed instanceof Error ? failed.message : String(failed), 1);

@@ -21,7 +21,15 @@ export function bearerMatches(header: string | undefined, expected: Buffer): boo
   return timingSafeEqual(given, expected) && match !== null;
 }
 
-/** Replies with JSON; `close` when the rest of an unread body is not worth reading. */
+/**
+ * How long, and how many more bytes, the rest of a request body is read and thrown away after
+ * a reply that closes the connection: closed while the client still sends, the connection is
+ * reset, and a client that reads only once it has sent (curl, many others) never sees the reply.
+ */
+export const LINGER_MS = 2_000;
+export const LINGER_BYTES = 64 * 1024 * 1024;
+
+/** Replies with JSON; `close` when the rest of an unread body is not worth reading (it is discarded for a short while, then the connection closes). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, close = false, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
@@ -32,7 +40,36 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, clo
     ...headers,
     ...(close ? { Connection: "close" } : {}),
   });
+  const req = res.req as IncomingMessage | undefined;
+  if (close && req && !req.complete) return endAfterBody(req, res, text);
   res.end(text);
+}
+
+/**
+ * The whole reply goes now; the end of the response (after which Node closes the connection)
+ * waits until the client has sent its body, LINGER_BYTES more of it, or LINGER_MS.
+ */
+function endAfterBody(req: IncomingMessage, res: ServerResponse, text: string): void {
+  res.write(text);
+  let discarded = 0;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    req.off("data", count);
+    res.end();
+  };
+  const count = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) end();
+  };
+  const timer = setTimeout(end, LINGER_MS);
+  req.on("data", count);
+  req.once("end", end);
+  req.once("close", end);
+  req.once("error", end);
+  req.resume();
 }
 
 export type Body = { ok: true; data: Buffer } | { ok: false; tooLarge: true };

@@ -3,7 +3,7 @@
  * `GET /metrics` and nothing else. On 127.0.0.1 unless a host is given: the numbers name
  * souls and models, which is nobody's business outside the machine until the operator says so.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface MetricsAddress {
@@ -39,7 +39,13 @@ export interface MetricsServer {
 }
 
 export async function serveMetrics(source: MetricsSource, address: MetricsAddress, onError?: (err: unknown) => void): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
+  // Nothing a scrape does may throw out of its listener or be left floating: it is answered and reported.
+  const failed = (res: ServerResponse) => (err: unknown) => {
+    onError?.(err);
+    if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("could not collect the metrics\n");
+    else res.destroy();
+  };
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: the metrics are at GET /metrics\n");
@@ -49,13 +55,18 @@ export async function serveMetrics(source: MetricsSource, address: MetricsAddres
       res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed: GET /metrics\n");
       return;
     }
-    source.text().then(
-      (text) => res.writeHead(200, { "content-type": source.contentType }).end(req.method === "HEAD" ? undefined : text),
-      (err: unknown) => {
-        onError?.(err);
-        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("could not collect the metrics\n");
-      },
-    );
+    source
+      .text()
+      .then((text) => void res.writeHead(200, { "content-type": source.contentType }).end(req.method === "HEAD" ? undefined : text))
+      .catch(failed(res));
+  };
+  const server: Server = createServer((req, res) => {
+    res.on("error", () => undefined);
+    try {
+      answer(req, res);
+    } catch (err) {
+      failed(res)(err);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -64,6 +75,8 @@ export async function serveMetrics(source: MetricsSource, address: MetricsAddres
       resolve();
     });
   });
+  // Once listening, a server error (accept failing for want of file descriptors) is reported; the server goes on.
+  server.on("error", (err) => onError?.(err));
   const port = (server.address() as AddressInfo).port;
   const host = address.host.includes(":") ? `[${address.host}]` : address.host;
   return {

@@ -5,6 +5,8 @@
  * `clusterClient` is what the other commands use to talk to running nodes.
  */
 export { startNode, type EnsoulNode, type StartNodeOptions } from "./Node.ts";
+export { currentActor, inActor, type SupervisedActor } from "./actorScope.ts";
+export { DEFAULT_BACKOFF, type ActorFailure, type Backoff } from "./Supervisor.ts";
 export {
   blueprintOf,
   clusterConfigSchema,

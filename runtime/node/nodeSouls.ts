@@ -11,6 +11,7 @@ import type { NodeGround } from "./nodeOpen.ts";
 import type { NodeOutput } from "./nodeOutput.ts";
 import type { NodePlan } from "./nodePlan.ts";
 import type { NodeRegistryStep } from "./registryFeed.ts";
+import { superviseSouls, type SoulSupervision } from "./soulSupervision.ts";
 
 export interface NodeSouls {
   readonly host: SoulHost;
@@ -20,8 +21,10 @@ export interface NodeSouls {
   owns(id: string): boolean;
   /** Brings back the souls with work left in LMDB, and resumes their approved proposals. */
   resumeLeftovers(): Promise<void>;
-  /** No soul is handed out from now on, and idle souls are no longer passivated. */
+  /** No soul is handed out from now on, idle souls are no longer passivated, and none is restarted. */
   closeDoors(): void;
+  /** The souls as supervised actors (soulSupervision.ts). */
+  readonly supervision: SoulSupervision;
 }
 
 export function hostNodeSouls(
@@ -38,6 +41,7 @@ export function hostNodeSouls(
   const { live, activations, dirty } = feed;
   // Under automatic placement the live nodes decide which of the souls that may run here do.
   const owns = (id: string) => hosted.has(id) && (ownership ? ownership.owns(id) : true);
+  const supervision = superviseSouls(() => host, { events: output.events, report });
   const host = createSoulHost({
     // Under failover each soul's store also replicates its turns, once its lease is taken (prepare).
     ...(failover ? { store: (id: string) => failover.storeOf(id), prepare: (id: string) => failover.prepare(id) } : { store }),
@@ -52,6 +56,7 @@ export function hostNodeSouls(
     services: nodeSoulServices(plan, ground, output),
     ...(inspect ? { inspect } : {}),
     onActivate: (soul) => {
+      supervision.watch(soul);
       live.set(soul.id, soul);
       soul.onEvent((event) => output.onSoulEvent(event));
       // Counted now, shown with the next flush: a node activating a thousand souls must not copy the registry a thousand times.
@@ -73,18 +78,21 @@ export function hostNodeSouls(
       : undefined;
   passivator?.unref();
 
+  // Activated in its own scope: what its restore and replay start is the soul's.
+  const activated = (id: string) => supervision.within(id, () => host.get(id)).then((soul) => supervision.scoped(soul));
   return {
     host,
     owns,
+    supervision,
     async soulOf(id) {
       if (!owns(id)) throw new Error(`soul '${id}' is not hosted on node ${nodeId}`);
       if (stopping) throw new Error(`node ${nodeId} is stopping`);
-      if (ownership) return host.get(id);
+      if (ownership) return activated(id);
       // Under static placement nothing reads a passed-by perception back (that is automatic
       // placement's move, failover/missedPerceptions.ts): a soul whose lease another live node
       // holds (a config that moved it, not yet restarted there) fails plainly, so the
       // perception comes back later instead of being passed by.
-      return host.get(id).catch((err: unknown) => {
+      return activated(id).catch((err: unknown) => {
         throw err instanceof LeaseHeldError ? new Error(err.message) : err;
       });
     },
@@ -98,12 +106,13 @@ export function hostNodeSouls(
       for (const soul of hostedConfigs) {
         if (!owns(soul.id)) continue;
         const actor = store.actor(soul.id);
-        if (actor.pendingInbox().length || actor.pendingOutbox().length || actor.schedules().length) await host.get(soul.id);
+        if (actor.pendingInbox().length || actor.pendingOutbox().length || actor.schedules().length) await activated(soul.id);
       }
       for (const queue of output.approvals.values()) void queue.resume().catch((err: unknown) => report(err, "resuming approved proposals"));
     },
     closeDoors() {
       stopping = true;
+      supervision.stop();
       if (passivator) clearInterval(passivator);
     },
   };

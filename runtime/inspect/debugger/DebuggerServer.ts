@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Bus } from "../../bus/index.ts";
-import { bearerDigest, bearerMatches, sendJson } from "../../http/index.ts";
+import { bearerDigest, bearerMatches, guardedListener, sendJson } from "../../http/index.ts";
 import { componentLogger } from "../../log/index.ts";
 import { serveApi, type ApiContext } from "./debuggerApi.ts";
 import { EventStream } from "./EventStream.ts";
@@ -81,12 +81,7 @@ class DebuggerServer {
     private readonly onError: (err: unknown, what: string) => void,
   ) {
     this.#digest = token === undefined ? undefined : bearerDigest(token);
-    this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        onError(err, `${req.method} ${req.url?.split("?")[0]}`);
-        sendJson(res, 500, { error: "internal error" }, true);
-      });
-    });
+    this.#server = createServer(guardedListener((req, res) => this.#handle(req, res), onError));
   }
 
   async listen(port: number, host: string): Promise<number> {
@@ -97,6 +92,8 @@ class DebuggerServer {
         resolve();
       });
     });
+    // Once listening, a server error (accept failing for want of file descriptors) is reported; the server goes on.
+    this.#server.on("error", (err) => this.onError(err, "the debugger's server"));
     this.#port = (this.#server.address() as AddressInfo).port;
     return this.#port;
   }

@@ -110,11 +110,13 @@ describe("the HTTP bridge", () => {
     expect(published).toEqual([]);
   });
 
-  it("serves /healthz and /readyz without a token, and shows the bridge online in the node's status", async () => {
+  it("serves /healthz and /readyz without a token (which souls it serves only with one), and shows the bridge online in the node's status", async () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, souls: [{ soul: "echo", ready: true }] });
+    expect(await ready.json()).toEqual({ ok: true });
+    const told = await fetch(`${base}/readyz`, { headers: auth });
+    expect(await told.json()).toEqual({ ok: true, souls: [{ soul: "echo", ready: true }] });
     expect(node.status().bridges?.[0]).toMatchObject({ name: "http-echo", type: "http", soul: "echo", state: "online" });
   });
 

@@ -127,4 +127,26 @@ describe("BridgeRuntime", () => {
     expect(second.runtime.ledger.unpublished()).toEqual([]);
     await second.close();
   });
+
+  it("leaves a message whose caller was told of the failure to the caller: not published at the next start, yet its answer still finds its conversation", async () => {
+    const data = dirs.make();
+    const first = rig(data);
+    const sink = new RecordingSink();
+    await first.runtime.follow(sink);
+    // A publish that may have landed (its acknowledgement lost), and the caller told to retry.
+    await first.runtime.ledger.take("slack:T1:C1:400.1", { platform: "slack", channel: "C1", messageId: "400.1", direct: true }, message({ id: "slack:T1:C1:400.1", messageId: "400.1", direct: true }));
+    await first.runtime.retract("slack:T1:C1:400.1");
+    await first.bus.publish(subjects.says("echo"), encodeEnvelope(makeEnvelope("speech", "echo", "bridge-slack-echo", { proposalId: "echo:4:0", text: "it landed", final: true }, { id: "echo:4:0", causation: "slack:T1:C1:400.1" })));
+    await tick();
+    expect(sink.finals.map(([s]) => s.text)).toEqual(["it landed"]);
+    await first.close();
+
+    const second = rig(data);
+    await second.runtime.follow(new RecordingSink());
+    await tick();
+    expect(second.seen.perceptions).toEqual([]);
+    // The caller's retry (the same id) publishes it again.
+    expect(await second.runtime.receive(message({ id: "slack:T1:C1:400.1", messageId: "400.1", direct: true }))).toMatchObject({ status: "published" });
+    await second.close();
+  });
 });

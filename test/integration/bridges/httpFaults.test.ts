@@ -1,0 +1,103 @@
+/**
+ * What the HTTP bridge promises when the publish of a perception fails (fault point
+ * `http.publish`, the bus publish of the perception a request makes): the client gets a clear
+ * 503, and a retry with the same Idempotency-Key is answered exactly once, whether the publish
+ * never landed (`fail`), landed with its acknowledgement lost (`ackLost`), or was slow.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import { until } from "../../support/cluster/busWatch.ts";
+import { echoSoul } from "../../support/cluster/blueprints.ts";
+import { faultSchedule, withFaults } from "../../support/faults/faultArbitraries.ts";
+import { tempDirs } from "../../support/tempDirs.ts";
+
+const dirs = tempDirs();
+const TOKEN = "http-faults-token-91b2";
+let node: EnsoulNode;
+let base: string;
+
+beforeAll(async () => {
+  const config = parseClusterConfig({
+    cluster: "web",
+    souls: [{ id: "echo", blueprint: echoSoul }],
+    bridges: [{ type: "http", soul: "echo", options: { port: 0, rateLimit: { perMinute: 60_000, burst: 10_000 } } }],
+    runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
+  });
+  node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: TOKEN }, log: () => undefined });
+  base = node.status().bridges![0]!.url!.replace(/\/v1\/souls\/echo\/$/, "");
+});
+afterAll(async () => {
+  await node?.stop();
+  dirs.cleanup();
+});
+
+const post = (content: string, key: string) =>
+  fetch(`${base}/v1/souls/echo/perceptions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Idempotency-Key": key },
+    body: JSON.stringify({ content, name: "Ada" }),
+  });
+
+/** Posts until the bridge takes it (a client following docs/HTTP.md: 503 means send it again with the same key). */
+async function postUntilTaken(content: string, key: string): Promise<{ id: string; refusals: string[] }> {
+  const refusals: string[] = [];
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const res = await post(content, key);
+    const body = (await res.json()) as { id?: string; error?: string };
+    if (res.status === 202) return { id: body.id!, refusals };
+    expect(res.status).toBe(503);
+    refusals.push(body.error ?? "");
+  }
+  throw new Error(`${key}: never taken`);
+}
+
+/** The finals the bridge logged for each perception (what SSE and WebSocket clients are sent). */
+function finalsByPerception(): Map<string, number> {
+  const finals = new Map<string, number>();
+  for (const e of node.store.kv<{ event: string; perception: string }>("bridge-http-echo", "speech").range()) {
+    if (e.value.event === "final") finals.set(e.value.perception, (finals.get(e.value.perception) ?? 0) + 1);
+  }
+  return finals;
+}
+
+async function answeredOnce(ids: readonly string[]): Promise<void> {
+  await until(() => ids.every((id) => finalsByPerception().has(id)), 10_000, () => `an answer to each of ${ids.join(", ")}; logged: ${JSON.stringify([...finalsByPerception()])}`);
+  await node.idle();
+  const finals = finalsByPerception();
+  expect(ids.map((id) => finals.get(id))).toEqual(ids.map(() => 1));
+}
+
+describe("the HTTP bridge under faults at http.publish", () => {
+  it("a publish that fails before it lands: 503 saying to retry with the same key; nothing reaches the soul; the retry is answered once", async () => {
+    await withFaults([{ point: "http.publish", fault: { kind: "fail" } }], async (plan) => {
+      const { id, refusals } = await postUntilTaken("fails first", "fail-1");
+      expect(plan.injected("http.publish")).toHaveLength(1);
+      expect(refusals).toEqual([expect.stringMatching(/not confirmed stored on the bus; send it again with the same Idempotency-Key/)]);
+      await answeredOnce([id]);
+    });
+  });
+
+  it("a publish that lands with its acknowledgement lost: 503; the retry is a repeat the soul does not answer again, and its one answer reaches the client", async () => {
+    await withFaults([{ point: "http.publish", fault: { kind: "ackLost" } }], async (plan) => {
+      const { id, refusals } = await postUntilTaken("lands unheard", "acklost-1");
+      expect(plan.injected("http.publish")).toHaveLength(1);
+      expect(refusals).toHaveLength(1);
+      await answeredOnce([id]);
+    });
+  });
+
+  it("property: whatever fails, loses its ack or is slow at http.publish, each key retried until taken is answered exactly once", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(faultSchedule({ points: ["http.publish"], maxNth: 5 }), async (rules) => {
+        run++;
+        await withFaults(rules, async () => {
+          const taken = await Promise.all([0, 1, 2, 3].map((n) => postUntilTaken(`run ${run} message ${n}`, `prop-${run}-${n}`)));
+          await answeredOnce(taken.map((t) => t.id));
+        });
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
