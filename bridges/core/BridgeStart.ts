@@ -31,7 +31,10 @@ export interface BridgeStartContext {
   /** The soul's display name (the bot's name where the platform lets a bridge choose it). */
   soulName: string;
   report(err: unknown, what: string): void;
+  /** A warning the bridge keeps running through (a platform's rate limit). */
   log(line: string): void;
+  /** What the bridge says when all is well (its start-up line): the node's log at `info`. */
+  info(line: string): void;
   inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
   /** Answers `POST /api/whisper` for the soul, when it has a daimon (the HTTP bridge serves it). */
   whisper?: WhisperRequestHandler;

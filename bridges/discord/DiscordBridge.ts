@@ -121,6 +121,6 @@ export async function startDiscordBridge(ctx: BridgeStartContext): Promise<Bridg
     throw err;
   }
   intake.open();
-  ctx.log(`discord bridge ${ctx.name}: soul ${ctx.entry.soul} as @${client.user?.username ?? "?"}${apiUrl ? ` (REST ${apiUrl})` : ""}`);
+  ctx.info(`discord bridge ${ctx.name}: soul ${ctx.entry.soul} as @${client.user?.username ?? "?"}${apiUrl ? ` (REST ${apiUrl})` : ""}`);
   return { name: ctx.name, runtime, status: () => statusOf(runtime), stop };
 }

@@ -64,7 +64,7 @@ export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHa
   runtime.connected();
   const server = held.server;
   const release = held.release;
-  ctx.log(`http bridge ${ctx.name}: soul ${ctx.entry.soul} at ${server.url}/v1/souls/${ctx.entry.soul}/`);
+  ctx.info(`http bridge ${ctx.name}: soul ${ctx.entry.soul} at ${server.url}/v1/souls/${ctx.entry.soul}/`);
   return {
     name: ctx.name,
     runtime,

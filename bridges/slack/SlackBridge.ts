@@ -40,7 +40,7 @@ export async function startSlackBridge(ctx: BridgeStartContext): Promise<BridgeH
   }
   runtime.connected();
   const open: SlackConnection = connection;
-  ctx.log(`slack bridge ${ctx.name}: soul ${ctx.entry.soul} as ${who} (${options.mode === "socket" ? "Socket Mode" : `Events API at ${open.url}`})`);
+  ctx.info(`slack bridge ${ctx.name}: soul ${ctx.entry.soul} as ${who} (${options.mode === "socket" ? "Socket Mode" : `Events API at ${open.url}`})`);
   return {
     name: ctx.name,
     runtime,

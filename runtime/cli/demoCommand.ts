@@ -23,6 +23,7 @@ import { modelBanner } from "./chatCommand.ts";
 import { CliError } from "./CliError.ts";
 import { debuggerLine, debugPort, openDebugger } from "./debugFlag.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
+import { guardProcess } from "./processGuard.ts";
 import { chatOverBus } from "./natsChat.ts";
 import { watchShutdown } from "./shutdown.ts";
 
@@ -60,6 +61,8 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
 
   const inspection: Inspection | undefined = target ? await openInspection(target) : undefined;
   const shutdown = watchShutdown({ command: "demo", finishing: "finishing the turn…", note: (line) => void out.write(`${line}\n`) });
+  // As under `ensoul up`: a failure nothing caught restarts the soul it belongs to, or ends the process with its context logged.
+  const unguard = guardProcess();
   let node: EnsoulNode;
   try {
     node = await startNode({
@@ -69,6 +72,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       ...(inspection ? { inspect: inspection.inspect } : {}),
     });
   } catch (err) {
+    unguard();
     shutdown.dispose();
     await inspection?.stop();
     if (err instanceof ModelConfigError) throw new CliError(`${file}: ${err.message}`);
@@ -80,6 +84,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       await node.stop().catch(() => undefined);
       await inspection?.stop();
       shutdown.dispose();
+      unguard();
       throw err;
     }));
 
@@ -147,6 +152,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
       if (debuggerServer) await debuggerServer.stop();
       await inspection?.stop();
       shutdown.dispose();
+      unguard();
     }
   }
   if (failed) throw failed;

@@ -54,6 +54,7 @@ export async function startNodeBridges(plan: NodePlan, { bus, subjects, store }:
         soulName: plan.blueprints.get(entry.soul)?.name ?? entry.soul,
         report: plan.report,
         log: plan.log,
+        info: plan.info,
         ...(o.inspect ? { inspect: o.inspect } : {}),
         ...(whisper ? { whisper } : {}),
       });

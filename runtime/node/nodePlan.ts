@@ -24,6 +24,8 @@ export interface NodePlan {
   readonly logger: Logger;
   /** A warning the node keeps running through. */
   readonly log: (line: string) => void;
+  /** A line of normal operation (a bridge started): the log at `info`. */
+  readonly info: (line: string) => void;
   /** An error the node keeps running through, and what it was doing. */
   readonly report: ReportError;
   /** The souls this node hosts, in config order, and by id. */
@@ -58,6 +60,7 @@ export function planNode(options: StartNodeOptions): NodePlan {
     address: `node-${nodeId}`,
     logger,
     log,
+    info: (line: string) => logger.info(redactSecrets(line)),
     report: (err, what) => logger.error(redactSecrets(`${what}: ${err instanceof Error ? err.message : String(err)}`)),
     hostedConfigs,
     hosted: new Map(hostedConfigs.map((s) => [s.id, s])),

@@ -6,6 +6,7 @@
  */
 import { afterEach, afterAll, describe, expect, it, vi } from "vitest";
 import { discordNonce, parseDiscordOptions, TypingIndicator, TYPING_REPEAT_MS } from "../../../bridges/discord/index.ts";
+import { createLogger } from "../../../runtime/log/index.ts";
 import type { EnsoulNode } from "../../../runtime/node/index.ts";
 import { GENERAL, botMessages, bridgeStatus, publishSpeech, replyTo, startDiscord, startDiscordNode, watchEvents, type DiscordNodeOptions } from "../../support/bridges/discordNode.ts";
 import { Intents, startFakeDiscord, type FakeDiscord } from "../../support/fakes/discord/index.ts";
@@ -49,9 +50,13 @@ describe("the Discord bridge's start", () => {
     expect(f.calls()).toEqual([]);
   });
 
-  it("logs its start-up line, with the bot's name and the REST base, through the node's log (at warn)", async () => {
-    const { logs, fake: f } = await start();
-    expect(logs).toContain(`discord bridge discord-echo: soul echo as @ensoul (REST ${f.apiUrl})`);
+  it("logs its start-up line, with the bot's name and the REST base, through the node's log at info (it is not a warning)", async () => {
+    fake = await startDiscord();
+    const lines: { level: string; msg: string }[] = [];
+    const logger = createLogger({ level: "debug", format: "json", target: { write: (json: string) => void lines.push(JSON.parse(json) as { level: string; msg: string }) } });
+    node = await startDiscordNode(fake, dirs.make(), { logger });
+    const line = lines.find((l) => l.msg.startsWith("discord bridge discord-echo:"));
+    expect(line).toEqual(expect.objectContaining({ level: "info", msg: `discord bridge discord-echo: soul echo as @ensoul (REST ${fake.apiUrl})` }));
   });
 
   it("a token Discord refuses fails the bridge (never printing it)", async () => {

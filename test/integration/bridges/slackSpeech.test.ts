@@ -141,6 +141,7 @@ describe("an event the bridge cannot take", () => {
         soulName: "Speaker",
         report: () => undefined,
         log: () => undefined,
+        info: () => undefined,
       });
     const socket = await bridge({ mode: "socket" });
     const http = await bridge({ mode: "events", port: 0 });

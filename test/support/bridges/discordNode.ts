@@ -3,6 +3,7 @@
  * for the Discord bridge's integration tests: the guild they share (a text channel and two
  * threads), the node's config, and small readers of what reached the fake and the bus.
  */
+import type { Logger } from "../../../runtime/log/index.ts";
 import type { SoulBlueprint } from "../../../actors/soul/index.ts";
 import type { BridgeHandle } from "../../../bridges/core/index.ts";
 import { startDiscordBridge } from "../../../bridges/discord/index.ts";
@@ -44,6 +45,8 @@ export interface DiscordNodeOptions {
   bus?: Bus;
   env?: Record<string, string>;
   log?: (line: string) => void;
+  /** Instead of `log`: the node's whole logger (a test that reads levels). */
+  logger?: Logger;
 }
 
 export function discordNodeConfig(o: Pick<DiscordNodeOptions, "blueprint" | "options"> = {}) {
@@ -62,7 +65,7 @@ export function startDiscordNode(fake: FakeDiscord, data: string, o: DiscordNode
     store: { noSync: true },
     env: o.env ?? { DISCORD_TOKEN: fake.token, DISCORD_API_URL: fake.apiUrl },
     // DEBUG_DISCORD=1 shows the node's log lines (the bridge's reports among them) when a test fails.
-    log: o.log ?? (process.env["DEBUG_DISCORD"] ? (l: string) => console.log(l) : () => undefined),
+    ...(o.logger ? { logger: o.logger } : { log: o.log ?? (process.env["DEBUG_DISCORD"] ? (l: string) => console.log(l) : () => undefined) }),
     ...(o.bus ? { bus: o.bus, nodeId: "local", placement: "all" as const } : {}),
   });
 }
@@ -124,5 +127,6 @@ export function startBridgeAlone(o: { fake: FakeDiscord; bus: Bus; store: Store;
     soulName: "Echo",
     report: (err, what) => o.reports?.push(`${what}: ${err instanceof Error ? err.message : String(err)}`),
     log: () => undefined,
+    info: () => undefined,
   });
 }
