@@ -150,10 +150,12 @@ async function assemble(options: StartNodeOptions, plan: NodePlan, ground: NodeG
   );
   registry.trigger.stateChanged({ state: "running" });
   control.beat();
-  void failover?.lost.then((why) => {
-    report(new Error(why), `node ${nodeId} stops: it may no longer speak for its souls`);
-    void node.stop().catch(() => undefined);
-  });
+  failover?.lost
+    .then((why) => {
+      report(new Error(why), `node ${nodeId} stops: it may no longer speak for its souls`);
+      return node.stop();
+    })
+    .catch(() => undefined); // each failed step of the stop is reported as it fails
 
   const shutdown = () => (souls.closeDoors(), runShutdown(nodeId, report, shutdownSteps(plan, ground, { feed, output, souls, skillGates, toolActors, failover, ownership, moves, daimons, inputs, bridges, control })));
   let resolveStopped!: () => void;
