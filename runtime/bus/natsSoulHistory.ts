@@ -18,6 +18,7 @@
  */
 import { AckPolicy, DeliverPolicy, StorageType, RetentionPolicy, DiscardPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers, nanos } from "@nats-io/transport-node";
+import { atFaultPoint } from "../faults/index.ts";
 import { isStreamNotFound, isWrongLastSequence } from "./jetStreamErrors.ts";
 import { updateReplicas } from "./natsStream.ts";
 import { streamName } from "./subjects.ts";
@@ -48,27 +49,32 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
   };
 
   return {
-    async append(soulId, data, expectedLastSeq, msgId) {
+    async append(soulId, data, expectedLastSeq, options = {}) {
       await open();
       if (data.length > MAX_HISTORY_RECORD_BYTES) throw new HistoryRecordTooLargeError(soulId, data.length);
       const partBytes = Math.min(MAX_MESSAGE_BYTES, Math.max(64 * 1024, (opts.maxPayload?.() ?? 1024 * 1024) - HEADER_ROOM));
-      const count = Math.ceil(data.length / partBytes);
+      const count = Math.max(1, Math.ceil(data.length / partBytes));
       const subject = historySubject(cluster, soulId);
+      const { msgId, kind, n } = options;
+      const point = kind === "claim" ? "history.claim" : "history.append";
       let last = expectedLastSeq;
       let start = 0;
-      for (let i = 0; i < Math.max(1, count); i++) {
+      for (let i = 0; i < count; i++) {
         const part = count > 1 ? headers() : undefined;
         part?.set(PART_HEADER, `${i + 1}/${count}`);
         if (i > 0) part?.set(START_HEADER, String(start));
         // Each part under its own id, so an append sent again finds the parts that landed.
         const id = msgId === undefined ? undefined : count > 1 ? `${msgId}.${i + 1}` : msgId;
-        try {
-          const ack = await js.publish(subject, data.subarray(i * partBytes, (i + 1) * partBytes), {
+        const publish = () =>
+          js.publish(subject, data.subarray(i * partBytes, (i + 1) * partBytes), {
             expect: { lastSubjectSequence: last },
             timeout: 10_000,
             ...(part ? { headers: part } : {}),
             ...(id !== undefined ? { msgID: id } : {}),
           });
+        try {
+          // One fault point per message published: `ackLost` there means it really is in the stream.
+          const ack = await atFaultPoint(point, publish, { soulId, kind, n, part: i + 1, parts: count });
           if (i === 0) start = ack.seq;
           last = ack.seq;
         } catch (err) {
@@ -89,7 +95,7 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
       const subject = historySubject(cluster, soulId);
       const [record] = await readSubject(js, jsm, stream, subject, { afterSeq: seq - 1, limit: 1 });
       const keepFrom = record?.seq === seq && record.start ? Number(record.start) : seq;
-      const { purged } = await jsm.streams.purge(stream, { filter: subject, seq: keepFrom });
+      const { purged } = await atFaultPoint("history.purge", () => jsm.streams.purge(stream, { filter: subject, seq: keepFrom }), { soulId, seq: keepFrom });
       return purged;
     },
   };

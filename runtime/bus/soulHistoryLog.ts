@@ -23,15 +23,23 @@ export interface HistoryEntry {
   data: Uint8Array;
 }
 
+/** What one append is: how it is recognised when sent again, and what the fault points report. */
+export interface AppendOptions {
+  /** The record's id: an append sent again after a lost acknowledgement is recognised (JetStream's duplicate window) and answered with the first's sequence, not refused as fenced. */
+  msgId?: string;
+  /** The record's kind (`turn`, `snapshot`, `claim`, `acked`); a `claim` is the `history.claim` fault point, the others `history.append`. */
+  kind?: string;
+  /** The record's number in the soul's history. */
+  n?: number;
+}
+
 export interface SoulHistoryLog {
   /**
    * Appends one record after `expectedLastSeq` (0: the soul has none yet); resolves with its
    * sequence once the log has it (replicated, on NATS). Rejects with HistoryFencedError when
-   * the soul's last record is another one. With `msgId`, an append sent again after a lost
-   * acknowledgement is recognised (JetStream's duplicate window) and answered with the first's
-   * sequence, not refused as fenced.
+   * the soul's last record is another one.
    */
-  append(soulId: string, data: Uint8Array, expectedLastSeq: number, msgId?: string): Promise<number>;
+  append(soulId: string, data: Uint8Array, expectedLastSeq: number, options?: AppendOptions): Promise<number>;
   /** The soul's records after `afterSeq` (default: all), oldest first. */
   read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
   /**

@@ -71,7 +71,7 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
   const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq, sinceSnapshot }, o.onFenced, o.compaction);
   if (last.owner.node !== o.nodeId || last.owner.epoch !== o.epoch) {
     const claim: HistoryRecord = { v: 1, kind: "claim", n: last.n + 1, owner };
-    await store.append(encodeRecord(claim), claim.n);
+    await store.append(encodeRecord(claim), claim.n, "claim");
     await marks.put(REPLICA_KEY, markOf(claim));
   }
   return { store, restored, applied, previous };

@@ -131,7 +131,7 @@ export class ReplicatedActorStore implements ActorStore {
     // Until this record has landed, the next one cannot be a delta from it.
     this.#memories = undefined;
     await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
-    await this.append(bytes, n).catch((err: unknown) => {
+    await this.append(bytes, n, "turn").catch((err: unknown) => {
       this.#acked.unshift(...acked);
       throw err;
     });
@@ -190,7 +190,7 @@ export class ReplicatedActorStore implements ActorStore {
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
     this.#memories = undefined;
-    await this.append(bytes, n).catch((err: unknown) => {
+    await this.append(bytes, n, "snapshot").catch((err: unknown) => {
       this.#acked.unshift(...acked);
       throw err;
     });
@@ -225,7 +225,7 @@ export class ReplicatedActorStore implements ActorStore {
       const n = this.#position.n + 1;
       const record: HistoryRecord = { v: 1, kind: "acked", n, owner: this.owner, acked };
       try {
-        await this.append(encodeRecord(record), n);
+        await this.append(encodeRecord(record), n, "acked");
       } catch {
         this.#acked.unshift(...acked); // sent with the next turn, or the next flush
         return;
@@ -243,12 +243,12 @@ export class ReplicatedActorStore implements ActorStore {
    * rather than leave a gap in the history. A node that stays cut off loses its lease and
    * stops. A fenced append stops the store for good.
    */
-  async append(bytes: Uint8Array, n: number): Promise<void> {
+  async append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"]): Promise<void> {
     const msgId = `${this.actorId}:${this.owner.node}:${this.owner.epoch}:${n}`;
     const deadline = Date.now() + APPEND_RETRY_MS;
     for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
       try {
-        const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, msgId);
+        const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, { msgId, kind, n });
         this.#position = { n, lastSeq: seq };
         this.#sinceSnapshot += 1;
         return;

@@ -165,9 +165,9 @@ describeWithNats("a soul's replicated history and leases", () => {
     const log = (await bus(uniqueCluster("fo"))).soulHistory!();
     const one = await log.append("x", new Uint8Array([1]), 0);
     await expect(log.append("x", new Uint8Array([2]), 0)).rejects.toBeInstanceOf(HistoryFencedError);
-    const two = await log.append("x", new Uint8Array([3]), one, "x:a:1:2");
+    const two = await log.append("x", new Uint8Array([3]), one, { msgId: "x:a:1:2" });
     // The same append sent again (its acknowledgement lost): recognised by its id, not fenced.
-    expect(await log.append("x", new Uint8Array([3]), one, "x:a:1:2")).toBe(two);
+    expect(await log.append("x", new Uint8Array([3]), one, { msgId: "x:a:1:2" })).toBe(two);
     expect((await log.read("x")).map((e) => [...e.data])).toEqual([[1], [3]]);
     expect((await log.read("x", one)).map((e) => e.seq)).toEqual([two]);
   });

@@ -24,8 +24,8 @@ function flakyLog(failures: Error[]): SoulHistoryLog & { ids: (string | undefine
   let seq = 0;
   return {
     ids,
-    async append(_soulId, _data, _expected, msgId) {
-      ids.push(msgId);
+    async append(_soulId, _data, _expected, options) {
+      ids.push(options?.msgId);
       const failure = failures.shift();
       if (failure) throw failure;
       return ++seq;
