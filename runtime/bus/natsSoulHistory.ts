@@ -17,12 +17,12 @@
  * writer fenced off or killed halfway: such a record was never acknowledged to anyone).
  */
 import { AckPolicy, DeliverPolicy, StorageType, RetentionPolicy, DiscardPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { headers, nanos } from "@nats-io/transport-node";
+import { headers, nanos, type MsgHdrs } from "@nats-io/transport-node";
 import { atFaultPoint } from "../faults/index.ts";
 import { isStreamNotFound, isWrongLastSequence } from "./jetStreamErrors.ts";
 import { updateReplicas } from "./natsStream.ts";
 import { streamName } from "./subjects.ts";
-import { HistoryFencedError, HistoryRecordTooLargeError, historyStreamName, historySubject, historySubjects, MAX_HISTORY_RECORD_BYTES, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
+import { assertHistoryRecordSize, HistoryDuplicateError, HistoryFencedError, historyStreamName, historySubject, historySubjects, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
 
 /** A stored message's limit (the stream's max_msg_size): one part, or a record sent whole. */
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -30,9 +30,13 @@ const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const HEADER_ROOM = 4 * 1024;
 const PART_HEADER = "Ensoul-Part";
 const START_HEADER = "Ensoul-Record-Start";
+/** JetStream keeps a message's id in this header: how a record sent again is recognised past the duplicate window. */
+const MSG_ID_HEADER = "Nats-Msg-Id";
 
 export interface NatsSoulHistoryOptions {
   replicas?: number;
+  /** Whether the connection is up now (a publish made while it is down waits out its whole timeout unanswered). */
+  connected?: () => boolean;
   /** The server's max_payload now (it can change with a reconnect to another server); default 1 MiB. */
   maxPayload?: () => number | undefined;
 }
@@ -47,11 +51,38 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
     });
     return ready;
   };
+  const first = async (subject: string, afterSeq: number) => (await readSubject(js, jsm, stream, subject, { afterSeq, limit: 1 }))[0];
+
+  /**
+   * Publishes one message fenced on `expected`; resolves with its sequence. The same message
+   * sent before under its id (its acknowledgement lost) is recognised: by the duplicate window
+   * while it lasts, checked to hold these very bytes; after it, as the message that follows
+   * `expected`. Anything else there is another writer's: HistoryFencedError.
+   */
+  const publishOnce = async (soulId: string, m: OutgoingPart, expected: number): Promise<number> => {
+    // A publish made while the connection is down is never answered: fail now, and let the caller try again.
+    if (opts.connected && !opts.connected()) throw new Error(`soul '${soulId}': not connected to NATS, the record was not sent`);
+    try {
+      const ack = await js.publish(m.subject, m.bytes, { expect: { lastSubjectSequence: expected }, timeout: 10_000, ...(m.headers ? { headers: m.headers } : {}), ...(m.id !== undefined ? { msgID: m.id } : {}) });
+      if (!ack.duplicate) return ack.seq;
+      const stored = await first(m.subject, ack.seq - 1);
+      // Gone: a later writer compacted the history past it, so this node is fenced off anyway.
+      if (stored?.seq !== ack.seq) throw new HistoryFencedError(soulId, expected);
+      if (!sameBytes(stored.data, m.bytes)) throw new HistoryDuplicateError(soulId, m.id ?? "", ack.seq);
+      return ack.seq;
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      const next = m.id === undefined ? undefined : await first(m.subject, expected);
+      if (next?.msgId === undefined || next.msgId !== m.id) throw new HistoryFencedError(soulId, expected);
+      if (!sameBytes(next.data, m.bytes)) throw new HistoryDuplicateError(soulId, m.id, next.seq);
+      return next.seq;
+    }
+  };
 
   return {
     async append(soulId, data, expectedLastSeq, options = {}) {
       await open();
-      if (data.length > MAX_HISTORY_RECORD_BYTES) throw new HistoryRecordTooLargeError(soulId, data.length);
+      assertHistoryRecordSize(soulId, data.length);
       const partBytes = Math.min(MAX_MESSAGE_BYTES, Math.max(64 * 1024, (opts.maxPayload?.() ?? 1024 * 1024) - HEADER_ROOM));
       const count = Math.max(1, Math.ceil(data.length / partBytes));
       const subject = historySubject(cluster, soulId);
@@ -65,28 +96,18 @@ export function createNatsSoulHistory(js: JetStreamClient, jsm: JetStreamManager
         if (i > 0) part?.set(START_HEADER, String(start));
         // Each part under its own id, so an append sent again finds the parts that landed.
         const id = msgId === undefined ? undefined : count > 1 ? `${msgId}.${i + 1}` : msgId;
-        const publish = () =>
-          js.publish(subject, data.subarray(i * partBytes, (i + 1) * partBytes), {
-            expect: { lastSubjectSequence: last },
-            timeout: 10_000,
-            ...(part ? { headers: part } : {}),
-            ...(id !== undefined ? { msgID: id } : {}),
-          });
-        try {
-          // One fault point per message published: `ackLost` there means it really is in the stream.
-          const ack = await atFaultPoint(point, publish, { soulId, kind, n, part: i + 1, parts: count });
-          if (i === 0) start = ack.seq;
-          last = ack.seq;
-        } catch (err) {
-          if (isWrongLastSequence(err)) throw new HistoryFencedError(soulId, last);
-          throw err;
-        }
+        const message: OutgoingPart = { subject, bytes: data.subarray(i * partBytes, (i + 1) * partBytes), ...(part ? { headers: part } : {}), ...(id !== undefined ? { id } : {}) };
+        // One fault point per message published: `ackLost` there means it really is in the stream.
+        const seq = await atFaultPoint(point, () => publishOnce(soulId, message, last), { soulId, kind, n, part: i + 1, parts: count });
+        if (i === 0) start = seq;
+        last = seq;
       }
       return last;
     },
     async read(soulId, afterSeq = 0) {
       await open();
-      return joinParts(await readSubject(js, jsm, stream, historySubject(cluster, soulId), { afterSeq }));
+      const stored = await readSubject(js, jsm, stream, historySubject(cluster, soulId), { afterSeq });
+      return { entries: joinParts(stored), lastSeq: stored.at(-1)?.seq ?? afterSeq };
     },
     streamSince: async (subject, sinceMs) => (await readSubject(js, jsm, streamName(cluster), subject, { since: sinceMs })).map(({ seq, data }) => ({ seq, data })),
     async purgeBefore(soulId, seq) {
@@ -126,10 +147,23 @@ async function ensureHistoryStream(jsm: JetStreamManager, name: string, subject:
     });
 }
 
-/** A stored message as read, with the part headers of a record sent in parts. */
+/** A stored message as read, with the part headers of a record sent in parts and its id. */
 export interface StoredPart extends HistoryEntry {
   part?: string;
   start?: string;
+  msgId?: string;
+}
+
+/** One message of an append: a whole record, or one part of it. */
+interface OutgoingPart {
+  subject: string;
+  bytes: Uint8Array;
+  headers?: MsgHdrs;
+  id?: string;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
 async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, from: { afterSeq?: number; since?: number; limit?: number }): Promise<StoredPart[]> {
@@ -150,7 +184,8 @@ async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: s
       let got = 0;
       for await (const m of batch) {
         const part = m.headers?.get(PART_HEADER);
-        out.push({ seq: m.seq, data: m.data, ...(part ? { part, start: m.headers?.get(START_HEADER) ?? "" } : {}) });
+        const msgId = m.headers?.get(MSG_ID_HEADER);
+        out.push({ seq: m.seq, data: m.data, ...(part ? { part, start: m.headers?.get(START_HEADER) ?? "" } : {}), ...(msgId ? { msgId } : {}) });
         got += 1;
         pending = wanted(m.info.pending);
       }

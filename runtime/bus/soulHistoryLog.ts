@@ -23,9 +23,23 @@ export interface HistoryEntry {
   data: Uint8Array;
 }
 
+/** A soul's records as read, and what the next append is fenced on. */
+export interface HistoryRead {
+  entries: HistoryEntry[];
+  /**
+   * The sequence of the soul's last stored message (0: none): the last entry's, or that of a
+   * part of a record its writer never finished (no entry, but the next append comes after it).
+   */
+  lastSeq: number;
+}
+
 /** What one append is: how it is recognised when sent again, and what the fault points report. */
 export interface AppendOptions {
-  /** The record's id: an append sent again after a lost acknowledgement is recognised (JetStream's duplicate window) and answered with the first's sequence, not refused as fenced. */
+  /**
+   * The record's id. The same record sent again under it (its acknowledgement lost) is answered
+   * with the sequence it landed at, within JetStream's duplicate window and past it; another
+   * record under an id already used is refused (HistoryDuplicateError), nothing stored.
+   */
   msgId?: string;
   /** The record's kind (`turn`, `snapshot`, `claim`, `acked`); a `claim` is the `history.claim` fault point, the others `history.append`. */
   kind?: string;
@@ -37,11 +51,11 @@ export interface SoulHistoryLog {
   /**
    * Appends one record after `expectedLastSeq` (0: the soul has none yet); resolves with its
    * sequence once the log has it (replicated, on NATS). Rejects with HistoryFencedError when
-   * the soul's last record is another one.
+   * the soul's last record is another one (not this record, sent before under the same id).
    */
   append(soulId: string, data: Uint8Array, expectedLastSeq: number, options?: AppendOptions): Promise<number>;
-  /** The soul's records after `afterSeq` (default: all), oldest first. */
-  read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
+  /** The soul's records after `afterSeq` (default: all), oldest first, and its last stored sequence. */
+  read(soulId: string, afterSeq?: number): Promise<HistoryRead>;
   /**
    * The cluster stream's messages on one subject (a soul's `perceive` or `internal`) stored
    * since `sinceMs`, oldest first: what a node taking a soul over reads to find perceptions the
@@ -76,6 +90,23 @@ export class HistoryRecordTooLargeError extends Error {
     super(`soul '${soulId}': a history record of ${bytes} bytes is over the ${MAX_HISTORY_RECORD_BYTES}-byte limit (its state is too large to replicate)`);
     this.name = "HistoryRecordTooLargeError";
   }
+}
+
+/** The log acknowledged an append as a duplicate of a record that holds other bytes: one id was used for two records. */
+export class HistoryDuplicateError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly msgId: string,
+    readonly seq: number,
+  ) {
+    super(`soul '${soulId}': the history took the append ${msgId} for one it already has (sequence ${seq}), but that record is a different one: nothing was stored`);
+    this.name = "HistoryDuplicateError";
+  }
+}
+
+/** Refuses a record over MAX_HISTORY_RECORD_BYTES: the log before it sends it, a store before it commits the turn locally. */
+export function assertHistoryRecordSize(soulId: string, bytes: number): void {
+  if (bytes > MAX_HISTORY_RECORD_BYTES) throw new HistoryRecordTooLargeError(soulId, bytes);
 }
 
 export function historyStreamName(cluster: string): string {

@@ -45,6 +45,11 @@ export interface NodeFailover {
   releaseSoul(soulId: string): Promise<void>;
   /** The souls this process has opened (and holds the leases of). */
   openedSouls(): string[];
+  /**
+   * The node stops: a soul's append that fails from now on is not sent again, so no running
+   * turn waits for NATS for ever (its soul's next opening takes the history's word for it).
+   */
+  stopRetrying(): void;
   /** Lets the node's lease go, so other nodes may take its souls at once. */
   release(): Promise<void>;
 }
@@ -76,6 +81,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       epoch: lease.epoch,
       compaction,
       onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
+      say: (line) => o.log(`node ${o.nodeId}: ${line}`),
     });
     if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
     if (o.moves && (result.previous === undefined || result.previous.node !== o.nodeId)) toReplay.set(soulId, (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs);
@@ -86,6 +92,10 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       if (missed > 0) o.log(`node ${o.nodeId}: soul ${soulId} had ${missed} perception${missed === 1 ? "" : "s"} waiting from before it came here`);
     }
     opened.set(soulId, result.store);
+  };
+
+  const stopRetrying = () => {
+    for (const store of opened.values()) store.stopRetrying();
   };
 
   return {
@@ -120,8 +130,10 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       await leases.releaseSoul(soulId, store.owner.lease);
     },
     openedSouls: () => [...opened.keys()],
+    stopRetrying,
     async release() {
       // A compaction's purge still under way would fail on the closed connection (and be said in the log): let it end first.
+      stopRetrying();
       await Promise.allSettled([...opened.values()].map((store) => store.settled()));
       await lease.release();
     },

@@ -19,7 +19,7 @@ import type { LmdbActorStore } from "../../store/index.ts";
 import { restoreSnapshot, type CompactionOptions } from "./historyCompaction.ts";
 import { applyMemoryDelta, memoriesOf, withMemories } from "./memoryDelta.ts";
 import { decodeRecord, DELTA_RECORD_VERSION, encodeRecord, markOf, REPLICA_KEY, REPLICA_NAMESPACE, sameMark, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
-import { ReplicatedActorStore } from "./replicatedActorStore.ts";
+import { ReplicatedActorStore, type ReplicatedStoreHooks } from "./replicatedActorStore.ts";
 
 export interface OpenSoulOptions {
   local: LmdbActorStore;
@@ -31,6 +31,12 @@ export interface OpenSoulOptions {
   onFenced: (soulId: string, err: unknown) => void;
   /** How often the soul's store compacts its history (default: never). */
   compaction?: CompactionOptions;
+  /** A line for the node's log (an append that waits for NATS). */
+  say?: (line: string) => void;
+}
+
+function hooksOf(o: OpenSoulOptions): ReplicatedStoreHooks {
+  return { onFenced: o.onFenced, ...(o.compaction ? { compaction: o.compaction } : {}), ...(o.say ? { say: o.say } : {}) };
 }
 
 export interface OpenedSoul {
@@ -47,12 +53,12 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
   const soulId = o.local.actorId;
   const lease = await o.leases.acquireSoul(soulId, o.nodeId);
   const owner: RecordOwner = { node: o.nodeId, epoch: o.epoch, lease };
-  const entries = await o.log.read(soulId);
+  const { entries } = await o.log.read(soulId);
   const records = entries.map((e) => decodeRecord(soulId, e.data));
   const marks = o.local.kv<ReplicaMark>(REPLICA_NAMESPACE);
 
   if (records.length === 0) {
-    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, o.onFenced, o.compaction);
+    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, hooksOf(o));
     await store.seed();
     return { store, restored: "seeded", applied: 0 };
   }
@@ -68,10 +74,10 @@ export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul
     restored = "rebuilt";
   }
   const sinceSnapshot = records.length - 1 - lastSnapshotIndex(records);
-  const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq, sinceSnapshot }, o.onFenced, o.compaction);
+  const store = new ReplicatedActorStore(o.local, o.log, owner, { n: last.n, lastSeq, sinceSnapshot }, hooksOf(o));
   if (last.owner.node !== o.nodeId || last.owner.epoch !== o.epoch) {
     const claim: HistoryRecord = { v: 1, kind: "claim", n: last.n + 1, owner };
-    await store.append(encodeRecord(claim), claim.n, "claim");
+    await store.claim(encodeRecord(claim), claim.n);
     await marks.put(REPLICA_KEY, markOf(claim));
   }
   return { store, restored, applied, previous };

@@ -6,10 +6,13 @@
  *
  * The order is the issue's: the local commit first (LMDB stays the fast local copy and the
  * turn's own record of where the copy stands lands in the same transaction), then the append,
- * fenced on the soul's last sequence. A fenced append means another node owns the soul now:
- * the turn fails, nothing is said, `onFenced` is told, and every later commit is refused. The
- * local copy is then one turn ahead of the history; the next node to open the soul here sees
- * that its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
+ * fenced on the soul's last sequence and sent until it lands (recordAppender.ts): `commitTurn`
+ * resolves only once the turn is in both, and the next turn is the next record. A turn too
+ * large to replicate is refused before the local commit. A fenced append means another node
+ * owns the soul now: the turn fails, nothing is said, `onFenced` is told, and every later
+ * commit is refused. The local copy is then one turn ahead of the history (as it is when the
+ * node stops while an append waits for NATS); the next node to open the soul here sees that
+ * its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
  *
  * Every `compaction.every` records after the last snapshot, the store writes a new snapshot
  * in line with the commits, after the commit that reached the count has resolved (so it does
@@ -21,38 +24,26 @@
  * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
  * crash).
  */
-import { HistoryFencedError, HistoryRecordTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
+import { assertHistoryRecordSize, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
 import { snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { memoriesOf, memoryDelta, withoutMemories } from "./memoryDelta.ts";
+import { RecordAppender, type AppenderHooks, type ReplicaPosition } from "./recordAppender.ts";
 
-/** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
-const APPEND_RETRY_MS = 60_000;
 /** How long acknowledged speech waits for a next turn to carry it to the history. */
 const ACK_FLUSH_MS = 1_000;
 
-export interface ReplicaPosition {
-  /** The soul's last record number. */
-  n: number;
-  /** The log's sequence of that record (0: none). */
-  lastSeq: number;
-  /** Records after the soul's last snapshot (default 0). */
-  sinceSnapshot?: number;
-}
-
-export class SoulFencedError extends Error {
-  constructor(soulId: string, cause?: unknown) {
-    super(`soul '${soulId}' is owned by another node now: this node may not commit for it`, { cause });
-    this.name = "SoulFencedError";
-  }
+export interface ReplicatedStoreHooks extends AppenderHooks {
+  /** How often the store compacts its history (default: never). */
+  compaction?: CompactionOptions;
 }
 
 export class ReplicatedActorStore implements ActorStore {
   readonly actorId: string;
-  #position: ReplicaPosition;
+  readonly #appender: RecordAppender;
+  private readonly compaction: CompactionOptions;
   #acked: string[] = [];
-  #fenced = false;
   /** Commits append in order: one at a time per soul. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -61,11 +52,11 @@ export class ReplicatedActorStore implements ActorStore {
     private readonly log: SoulHistoryLog,
     readonly owner: RecordOwner,
     position: ReplicaPosition,
-    private readonly onFenced: (soulId: string, err: unknown) => void,
-    private readonly compaction: CompactionOptions = { every: 0 },
+    hooks: ReplicatedStoreHooks,
   ) {
     this.actorId = local.actorId;
-    this.#position = position;
+    this.#appender = new RecordAppender(local.actorId, owner, log, position, hooks);
+    this.compaction = hooks.compaction ?? { every: 0 };
     this.#sinceSnapshot = position.sinceSnapshot ?? 0;
   }
   #sinceSnapshot: number;
@@ -79,7 +70,12 @@ export class ReplicatedActorStore implements ActorStore {
   #memories: WeakRef<readonly unknown[]> | undefined;
 
   get position(): ReplicaPosition {
-    return { ...this.#position, sinceSnapshot: this.#sinceSnapshot };
+    return { ...this.#appender.position, sinceSnapshot: this.#sinceSnapshot };
+  }
+
+  /** The node stops: an append that fails from now on is not sent again, so no turn waits for NATS for ever. */
+  stopRetrying(): void {
+    this.#appender.stopRetrying();
   }
 
   get history() {
@@ -117,24 +113,28 @@ export class ReplicatedActorStore implements ActorStore {
   #gone = false;
 
   async #commit(commit: TurnCommit): Promise<void> {
-    if (this.#fenced) throw new SoulFencedError(this.actorId);
+    this.#appender.assertOpen();
     if (this.#retired) throw new Error(`soul '${this.actorId}' has moved to another node: this commit is dropped (the soul's committed turns went with it)`);
-    const n = this.#position.n + 1;
+    const n = this.#appender.position.n + 1;
     const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
-    const acked = this.#takeAcked();
     const replicable = this.#replicable(commit);
     const memories = memoriesOf(commit.state);
     const delta = memoryDelta(this.#memories?.deref(), memories ?? []);
-    const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
-    const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
-    const bytes = encodeRecord(record);
-    // Until this record has landed, the next one cannot be a delta from it.
-    this.#memories = undefined;
-    await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
-    await this.append(bytes, n, "turn").catch((err: unknown) => {
-      this.#acked.unshift(...acked);
+    const acked = this.#takeAcked();
+    try {
+      const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
+      const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
+      const bytes = encodeRecord(record);
+      // A turn the history cannot take is not committed here either: the copies stay one soul.
+      assertHistoryRecordSize(this.actorId, bytes.length);
+      // Until this record has landed, the next one cannot be a delta from it.
+      this.#memories = undefined;
+      await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
+      await this.#append(bytes, n, "turn");
+    } catch (err) {
+      this.#acked.unshift(...acked); // they go with the next record
       throw err;
-    });
+    }
     this.#memories = memories ? new WeakRef(memories) : undefined;
     this.#compactWhenDue();
   }
@@ -149,7 +149,7 @@ export class ReplicatedActorStore implements ActorStore {
     this.#compactionQueued = true;
     const run = this.#queue.then(async () => {
       this.#compactionQueued = false;
-      if (this.#fenced || this.#retired || this.#sinceSnapshot < every) return;
+      if (this.#appender.fenced || this.#retired || this.#sinceSnapshot < every) return;
       await this.#appendSnapshot(true);
     });
     this.#queue = run.catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
@@ -168,10 +168,15 @@ export class ReplicatedActorStore implements ActorStore {
     return this.#snapshotInLine(false);
   }
 
-  #snapshotInLine(purge: boolean): Promise<void> {
+  /** A new owner's first record (openReplicatedSoul.ts). */
+  async claim(bytes: Uint8Array, n: number): Promise<void> {
+    await this.#append(bytes, n, "claim");
+  }
+
+  #snapshotInLine(purge: boolean, opening = false): Promise<void> {
     const run = this.#queue.then(async () => {
-      if (this.#fenced) throw new SoulFencedError(this.actorId);
-      await this.#appendSnapshot(purge);
+      this.#appender.assertOpen();
+      await this.#appendSnapshot(purge, opening);
     });
     this.#queue = run.catch(() => undefined);
     return run;
@@ -182,19 +187,19 @@ export class ReplicatedActorStore implements ActorStore {
    * none after it started) as the next record; then, if this node compacts, the records
    * before it go. The purge runs outside the queue: the next commit need not wait for it.
    */
-  async #appendSnapshot(purge: boolean): Promise<void> {
+  async #appendSnapshot(purge: boolean, opening = false): Promise<void> {
     const started = performance.now();
-    const n = this.#position.n + 1;
+    const n = this.#appender.position.n + 1;
     const bytes = encodeRecord(snapshotRecord(this.local, n, this.owner));
     // The dump has every acknowledgement that landed locally: none of them needs a record of its own now.
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
     this.#memories = undefined;
-    await this.append(bytes, n, "snapshot").catch((err: unknown) => {
+    await this.#append(bytes, n, "snapshot", opening).catch((err: unknown) => {
       this.#acked.unshift(...acked);
       throw err;
     });
-    const seq = this.#position.lastSeq;
+    const seq = this.#appender.position.lastSeq;
     this.#sinceSnapshot = 0;
     await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
     if (!purge || this.compaction.every <= 0) return;
@@ -220,12 +225,12 @@ export class ReplicatedActorStore implements ActorStore {
   #flushAcked = (): void => {
     this.#flushTimer = undefined;
     const run = this.#queue.then(async () => {
-      if (this.#fenced || this.#gone || this.#acked.length === 0) return;
+      if (this.#appender.fenced || this.#gone || this.#acked.length === 0) return;
       const acked = this.#takeAcked();
-      const n = this.#position.n + 1;
+      const n = this.#appender.position.n + 1;
       const record: HistoryRecord = { v: 1, kind: "acked", n, owner: this.owner, acked };
       try {
-        await this.append(encodeRecord(record), n, "acked");
+        await this.#append(encodeRecord(record), n, "acked");
       } catch {
         this.#acked.unshift(...acked); // sent with the next turn, or the next flush
         return;
@@ -236,33 +241,10 @@ export class ReplicatedActorStore implements ActorStore {
   };
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /**
-   * Appends a record this store made (a turn, a snapshot, a claim). A failure that is neither
-   * the fence nor a record too large (NATS away, an acknowledgement lost) is tried again, the same record under the same
-   * message id, so a copy that did land is recognised: the turn waits, its effects unseen,
-   * rather than leave a gap in the history. A node that stays cut off loses its lease and
-   * stops. A fenced append stops the store for good.
-   */
-  async append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"]): Promise<void> {
-    const msgId = `${this.actorId}:${this.owner.node}:${this.owner.epoch}:${n}`;
-    const deadline = Date.now() + APPEND_RETRY_MS;
-    for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
-      try {
-        const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, { msgId, kind, n });
-        this.#position = { n, lastSeq: seq };
-        this.#sinceSnapshot += 1;
-        return;
-      } catch (err) {
-        if (err instanceof HistoryFencedError) {
-          this.#fenced = true;
-          this.onFenced(this.actorId, err);
-          throw new SoulFencedError(this.actorId, err);
-        }
-        // A record too large is refused whatever the retry (a snapshot so refused leaves the history uncompacted).
-        if (err instanceof HistoryRecordTooLargeError || Date.now() + pause > deadline) throw err;
-        await new Promise((r) => setTimeout(r, pause));
-      }
-    }
+  /** Appends a record this store made, once it has landed (recordAppender.ts); it counts towards the next compaction. */
+  async #append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"], opening = false): Promise<void> {
+    await this.#appender.append(bytes, n, kind, { opening });
+    this.#sinceSnapshot += 1;
   }
 
   /** The commit as another node applies it: the trace stays here, and an inbox entry named by id travels with its perception. */

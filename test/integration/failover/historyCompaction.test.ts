@@ -76,7 +76,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
     await r.compacted(4);
     expect(r.events.filter((e) => e.kind === "failed")).toEqual([]);
     expect(await recordsOf(cluster, "sam")).toBeLessThanOrEqual(EVERY + 1);
-    expect((await b1.soulHistory!().read("sam")).length).toBe(await recordsOf(cluster, "sam"));
+    expect((await b1.soulHistory!().read("sam")).entries.length).toBe(await recordsOf(cluster, "sam"));
     await nodeA.release();
 
     const nodeB = await leases.holdNode("b", "machine-b");
@@ -108,7 +108,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
       await a.store.commitTurn({ state: sampleState(i), inboxDone: p.id });
     }
     await r.compacted(1);
-    const history = await b1.soulHistory!().read("ivy");
+    const history = (await b1.soulHistory!().read("ivy")).entries;
     expect(history).toHaveLength(1); // the snapshot alone: every turn that answered them is gone
     // One more arrives and is never answered here: the node is lost before its turn.
     const unanswered = await perceive(b1, "ivy", "are you there?");
@@ -161,7 +161,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
     // Its earlier purge goes through now: only what came before its own snapshot goes.
     letGo();
     await r.compacted(1);
-    const left = await busB.soulHistory!().read("kit");
+    const left = (await busB.soulHistory!().read("kit")).entries;
     expect(left).toHaveLength(1 + 1 + 1 + 3); // a's snapshot, a's turn after it, b's claim, b's three turns
     await nodeB.release();
 
