@@ -3,8 +3,10 @@
  * it runs, opens each soul it activates through the soul's lease and replicated history
  * (openReplicatedSoul.ts), and gives the soul a store that replicates every turn. A soul owned
  * by another live node is not activated here (LeaseHeldError: the perception comes back
- * later). Losing the node's lease, or a fenced append for any soul, means another node may
- * speak for these souls now: `lost` resolves and the node stops rather than speak twice.
+ * later). Losing the node's lease, or a fenced append of a soul's turn, means another node may
+ * speak for these souls now: `lost` resolves and the node stops rather than speak twice. A
+ * fenced claim while a soul opens is not that: the opening reads the history again
+ * (openReplicatedSoul.ts), and an opening that still fails fails that soul alone, opened again later.
  */
 import { hostname } from "node:os";
 import type { Bus, ClusterSubjects, LeaseStore, NodeLease, SoulHistoryLog } from "../../bus/index.ts";

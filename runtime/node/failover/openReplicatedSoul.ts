@@ -12,9 +12,12 @@
  *   is sent as a snapshot, so from now on losing this machine loses nothing.
  *
  * Unless this very process wrote the last record, the node then appends a `claim`: a previous
- * owner that wakes up finds its next append fenced (soulHistoryLog.ts).
+ * owner that wakes up finds its next append fenced (soulHistoryLog.ts). A claim (or a first
+ * snapshot) that is itself fenced means that previous owner landed a record after this node's
+ * read: the node reads the history again and claims after it, a few times at most; it never
+ * takes a fenced opening for this node's own takeover (that would stop the node).
  */
-import type { LeaseStore, SoulHistoryLog } from "../../bus/index.ts";
+import { HistoryFencedError, type LeaseStore, type SoulHistoryLog } from "../../bus/index.ts";
 import type { LmdbActorStore } from "../../store/index.ts";
 import { restoreSnapshot, type CompactionOptions } from "./historyCompaction.ts";
 import { applyMemoryDelta, memoriesOf, withMemories } from "./memoryDelta.ts";
@@ -49,23 +52,44 @@ export interface OpenedSoul {
   previous?: { node: string; at?: number };
 }
 
+/**
+ * How many times an opening reads the history again after its claim was fenced. Each fence
+ * means another writer (a previous owner, paused, whose lease lapsed) landed a record between
+ * the read and the claim; that writer stops at its next append once a claim has landed.
+ */
+const OPEN_TRIES = 5;
+
 export async function openReplicatedSoul(o: OpenSoulOptions): Promise<OpenedSoul> {
   const soulId = o.local.actorId;
   const lease = await o.leases.acquireSoul(soulId, o.nodeId);
   const owner: RecordOwner = { node: o.nodeId, epoch: o.epoch, lease };
-  const { entries } = await o.log.read(soulId);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openFromHistory(o, owner);
+    } catch (err) {
+      // A fenced claim is not a takeover of this node: read again, catch up, claim after it.
+      if (!(err instanceof HistoryFencedError)) throw err;
+      if (attempt >= OPEN_TRIES) throw new Error(`soul '${soulId}': its history kept changing while node ${o.nodeId} opened it (${OPEN_TRIES} reads): another node still writes it; the opening is tried again later`, { cause: err });
+    }
+  }
+}
+
+/** One reading of the history: the local copy brought up to it, then this node's claim after its last record. */
+async function openFromHistory(o: OpenSoulOptions, owner: RecordOwner): Promise<OpenedSoul> {
+  const soulId = o.local.actorId;
+  // `lastSeq` counts a record its writer never finished: the claim must come after it, or it is fenced for ever.
+  const { entries, lastSeq } = await o.log.read(soulId);
   const records = entries.map((e) => decodeRecord(soulId, e.data));
   const marks = o.local.kv<ReplicaMark>(REPLICA_NAMESPACE);
 
   if (records.length === 0) {
-    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq: 0 }, hooksOf(o));
+    const store = new ReplicatedActorStore(o.local, o.log, owner, { n: 0, lastSeq }, hooksOf(o));
     await store.seed();
     return { store, restored: "seeded", applied: 0 };
   }
 
   const last = records.at(-1) as HistoryRecord;
   const previous = { node: last.owner.node, ...(last.at !== undefined ? { at: last.at } : {}) };
-  const lastSeq = (entries.at(-1) as { seq: number }).seq;
   let restored: OpenedSoul["restored"] = "current";
   let applied = 0;
   if (!sameMark(marks.get(REPLICA_KEY), markOf(last))) {

@@ -163,14 +163,18 @@ export class ReplicatedActorStore implements ActorStore {
     return this.#snapshotInLine(true);
   }
 
-  /** The soul's first record, when it joins failover: a snapshot with nothing before it to remove. */
+  /**
+   * The soul's first record, when it joins failover: a snapshot with nothing before it to
+   * remove. Fenced (another writer came first), it rejects with HistoryFencedError and the store
+   * stays usable for nothing: the opening reads the history again (openReplicatedSoul.ts).
+   */
   seed(): Promise<void> {
-    return this.#snapshotInLine(false);
+    return this.#snapshotInLine(false, true);
   }
 
-  /** A new owner's first record (openReplicatedSoul.ts). */
+  /** A new owner's first record; fenced, it rejects with HistoryFencedError, as `seed` does. */
   async claim(bytes: Uint8Array, n: number): Promise<void> {
-    await this.#append(bytes, n, "claim");
+    await this.#append(bytes, n, "claim", true);
   }
 
   #snapshotInLine(purge: boolean, opening = false): Promise<void> {
