@@ -9,7 +9,13 @@
  * owner (a paused process whose lease another node has taken) is kept from committing: the
  * new owner's first act is an append, so the stale one's next append names an old sequence.
  *
- * Records before a soul's latest snapshot may be removed (compaction, purgeBefore).
+ * An append under a message id is idempotent: sent again after its acknowledgement was lost,
+ * it is answered with the sequence it landed at, within JetStream's duplicate window and past
+ * it; a different record under an id already used is refused (HistoryDuplicateError).
+ *
+ * Compaction is an append too: a snapshot that `compacts` replaces every earlier record of the
+ * soul in the same step, fenced like any append, so a stale owner can remove nothing, and no
+ * writer needs a right to purge the stream (a right that would reach every soul's records).
  */
 import { SUBJECT_ROOT } from "./subjects.ts";
 import { assertName } from "./subjects.ts";
@@ -45,6 +51,12 @@ export interface AppendOptions {
   kind?: string;
   /** The record's number in the soul's history. */
   n?: number;
+  /**
+   * The record replaces every earlier record of the soul, in the same step as it lands (a
+   * compaction's snapshot; the `history.purge` fault point). Only a record that fits in one
+   * message can: HistoryCompactionTooLargeError otherwise, and nothing is sent.
+   */
+  compacts?: boolean;
 }
 
 export interface SoulHistoryLog {
@@ -62,13 +74,6 @@ export interface SoulHistoryLog {
    * soul's previous node never answered (the other nodes' consumers passed them by).
    */
   streamSince(subject: string, sinceMs: number): Promise<HistoryEntry[]>;
-  /**
-   * Removes the soul's records before sequence `seq` (compaction: `seq` is a snapshot's, which
-   * holds all they said); resolves with how many went. Only the soul's owner calls it, with the
-   * sequence of a snapshot it appended itself: a new owner's records all come after that
-   * snapshot (its claim named that sequence or a later one), so a stale owner's late purge cannot reach them.
-   */
-  purgeBefore(soulId: string, seq: number): Promise<number>;
 }
 
 export class HistoryFencedError extends Error {
@@ -89,6 +94,18 @@ export class HistoryRecordTooLargeError extends Error {
   ) {
     super(`soul '${soulId}': a history record of ${bytes} bytes is over the ${MAX_HISTORY_RECORD_BYTES}-byte limit (its state is too large to replicate)`);
     this.name = "HistoryRecordTooLargeError";
+  }
+}
+
+/** A compacting record too large for one message: nothing was sent (a rollup in parts would leave no whole record while its parts land). */
+export class HistoryCompactionTooLargeError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`soul '${soulId}': a snapshot of ${bytes} bytes does not fit in one message (${limit} bytes, from the server's max_payload), so it cannot replace the records before it`);
+    this.name = "HistoryCompactionTooLargeError";
   }
 }
 

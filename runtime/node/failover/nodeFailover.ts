@@ -134,7 +134,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
     openedSouls: () => [...opened.keys()],
     stopRetrying,
     async release() {
-      // A compaction's purge still under way would fail on the closed connection (and be said in the log): let it end first.
+      // An append or a compaction still under way would fail on the closed connection (and be said in the log): let it end first.
       stopRetrying();
       await Promise.allSettled([...opened.values()].map((store) => store.settled()));
       await lease.release();

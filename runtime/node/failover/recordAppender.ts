@@ -9,7 +9,7 @@
  * ahead of the history, and the soul's next opening takes the history's word for it
  * (openReplicatedSoul.ts).
  */
-import { HistoryDuplicateError, HistoryFencedError, HistoryRecordTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
+import { HistoryCompactionTooLargeError, HistoryDuplicateError, HistoryFencedError, HistoryRecordTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { HistoryRecord, RecordOwner } from "./historyRecord.ts";
 
 /** How long an append waits for NATS before the node's log says so. */
@@ -51,6 +51,8 @@ export class RecordNotLandedError extends Error {
 export interface AppendHow {
   /** A claim or first snapshot while the soul opens: a fence there means "read again", not "taken over". */
   opening?: boolean;
+  /** The record replaces the soul's records before it (a compaction's snapshot: SoulHistoryLog's `compacts`). */
+  compacts?: boolean;
 }
 
 export class RecordAppender {
@@ -91,7 +93,7 @@ export class RecordAppender {
     let said = false;
     for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
       try {
-        const seq = await this.log.append(this.soulId, bytes, this.#position.lastSeq, { msgId, kind, n });
+        const seq = await this.log.append(this.soulId, bytes, this.#position.lastSeq, { msgId, kind, n, ...(how.compacts ? { compacts: true } : {}) });
         this.#position = { n, lastSeq: seq };
         return;
       } catch (err) {
@@ -112,7 +114,7 @@ export class RecordAppender {
     this.#wake?.();
   }
 
-  /** What no retry can help: the fence, a record too large, an id the history holds another record under. */
+  /** What no retry can help: the fence, a record too large (for the history, or to compact in one message), an id the history holds another record under. */
   #refuse(err: unknown, how: AppendHow): void {
     if (err instanceof HistoryFencedError) {
       if (how.opening) throw err;
@@ -120,7 +122,7 @@ export class RecordAppender {
       throw this.#stop(new SoulFencedError(this.soulId, err));
     }
     if (err instanceof HistoryDuplicateError) throw this.#stop(err);
-    if (err instanceof HistoryRecordTooLargeError) throw err;
+    if (err instanceof HistoryRecordTooLargeError || err instanceof HistoryCompactionTooLargeError) throw err;
   }
 
   #stop(err: Error): Error {

@@ -16,20 +16,20 @@
  *
  * Every `compaction.every` records after the last snapshot, the store writes a new snapshot
  * in line with the commits, after the commit that reached the count has resolved (so it does
- * not delay that commit), and once it has landed removes the records before it
- * (historyCompaction.ts). It purges only up to a snapshot it appended itself.
+ * not delay that commit); the records before it go as it lands, in the same fenced step
+ * (historyCompaction.ts).
  *
  * What is not replicated, on purpose: inbox arrivals and errors (the perception stream keeps
  * perceptions until a turn's commit acknowledges them, and a failed one is retried there),
  * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
  * crash).
  */
-import { assertHistoryRecordSize, type SoulHistoryLog } from "../../bus/index.ts";
+import { assertHistoryRecordSize, HistoryCompactionTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
 import { snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { memoriesOf, memoryDelta, withoutMemories } from "./memoryDelta.ts";
-import { RecordAppender, type AppenderHooks, type ReplicaPosition } from "./recordAppender.ts";
+import { RecordAppender, type AppendHow, type AppenderHooks, type ReplicaPosition } from "./recordAppender.ts";
 
 /** How long acknowledged speech waits for a next turn to carry it to the history. */
 const ACK_FLUSH_MS = 1_000;
@@ -102,13 +102,10 @@ export class ReplicatedActorStore implements ActorStore {
     this.#gone = true;
   }
 
-  /** Resolves once the appends queued so far and a purge under way are done (before the node lets its connection go). */
+  /** Resolves once the appends queued so far are done (before the node lets its connection go). */
   async settled(): Promise<void> {
     await this.#queue;
-    await this.#purging;
   }
-  /** The compaction's purge under way, if any: it runs beside the next commits. */
-  #purging: Promise<unknown> = Promise.resolve();
   #retired = false;
   #gone = false;
 
@@ -150,7 +147,7 @@ export class ReplicatedActorStore implements ActorStore {
     const run = this.#queue.then(async () => {
       this.#compactionQueued = false;
       if (this.#appender.fenced || this.#retired || this.#sinceSnapshot < every) return;
-      await this.#appendSnapshot(true);
+      await this.#appendSnapshot("compaction");
     });
     this.#queue = run.catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
   }
@@ -160,7 +157,7 @@ export class ReplicatedActorStore implements ActorStore {
    * line with the commits and acknowledgements, so two appends never race for one sequence.
    */
   snapshot(): Promise<void> {
-    return this.#snapshotInLine(true);
+    return this.#snapshotInLine("revert");
   }
 
   /**
@@ -169,18 +166,18 @@ export class ReplicatedActorStore implements ActorStore {
    * stays usable for nothing: the opening reads the history again (openReplicatedSoul.ts).
    */
   seed(): Promise<void> {
-    return this.#snapshotInLine(false, true);
+    return this.#snapshotInLine("seed");
   }
 
   /** A new owner's first record; fenced, it rejects with HistoryFencedError, as `seed` does. */
   async claim(bytes: Uint8Array, n: number): Promise<void> {
-    await this.#append(bytes, n, "claim", true);
+    await this.#append(bytes, n, "claim", { opening: true });
   }
 
-  #snapshotInLine(purge: boolean, opening = false): Promise<void> {
+  #snapshotInLine(why: "seed" | "revert"): Promise<void> {
     const run = this.#queue.then(async () => {
       this.#appender.assertOpen();
-      await this.#appendSnapshot(purge, opening);
+      await this.#appendSnapshot(why);
     });
     this.#queue = run.catch(() => undefined);
     return run;
@@ -188,10 +185,13 @@ export class ReplicatedActorStore implements ActorStore {
 
   /**
    * Inside the queue: the soul as the local copy has it now (every commit before it landed,
-   * none after it started) as the next record; then, if this node compacts, the records
-   * before it go. The purge runs outside the queue: the next commit need not wait for it.
+   * none after it started) as the next record. A compaction's snapshot (and a revert's, on a
+   * node that compacts) replaces the records before it as it lands, in one fenced step (the
+   * log's `compacts`), so a stale owner's removes nothing. One too large for a single message
+   * cannot: a compaction's is then not written (reported, tried again `every` records later),
+   * a revert's is written plain, the records before it kept.
    */
-  async #appendSnapshot(purge: boolean, opening = false): Promise<void> {
+  async #appendSnapshot(why: "seed" | "revert" | "compaction"): Promise<void> {
     const started = performance.now();
     const n = this.#appender.position.n + 1;
     const bytes = encodeRecord(snapshotRecord(this.local, n, this.owner));
@@ -199,20 +199,21 @@ export class ReplicatedActorStore implements ActorStore {
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
     this.#memories = undefined;
-    await this.#append(bytes, n, "snapshot", opening).catch((err: unknown) => {
+    let compacted = why === "compaction" || (why === "revert" && this.compaction.every > 0);
+    try {
+      await this.#append(bytes, n, "snapshot", { opening: why === "seed", compacts: compacted }).catch(async (err: unknown) => {
+        if (!(err instanceof HistoryCompactionTooLargeError) || why !== "revert") throw err;
+        compacted = false;
+        await this.#append(bytes, n, "snapshot");
+      });
+    } catch (err) {
       this.#acked.unshift(...acked);
+      if (err instanceof HistoryCompactionTooLargeError) this.#sinceSnapshot = 0;
       throw err;
-    });
-    const seq = this.#appender.position.lastSeq;
+    }
     this.#sinceSnapshot = 0;
     await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
-    if (!purge || this.compaction.every <= 0) return;
-    const ms = performance.now() - started;
-    // Only up to the snapshot just appended by this store: whatever a later owner writes comes after it.
-    this.#purging = this.log
-      .purgeBefore(this.actorId, seq)
-      .then((purged) => this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms, purged }))
-      .catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
+    if (compacted) this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms: performance.now() - started });
   }
 
   #takeAcked(): string[] {
@@ -246,8 +247,8 @@ export class ReplicatedActorStore implements ActorStore {
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Appends a record this store made, once it has landed (recordAppender.ts); it counts towards the next compaction. */
-  async #append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"], opening = false): Promise<void> {
-    await this.#appender.append(bytes, n, kind, { opening });
+  async #append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"], how: AppendHow = {}): Promise<void> {
+    await this.#appender.append(bytes, n, kind, how);
     this.#sinceSnapshot += 1;
   }
 

@@ -21,14 +21,14 @@ import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
 
 type Fixture = ReturnType<typeof historyFixture>;
 
-/** A soul opened on node a of a fresh cluster. */
-async function soulOnA(fixture: Fixture, soulId: string) {
+/** A soul opened on node a of a fresh cluster, compacting its history every `every` records (0: never). */
+async function soulOnA(fixture: Fixture, soulId: string, every = 0) {
   const cluster = uniqueCluster("faf");
   const bus = await fixture.bus(cluster);
   const leases = bus.leases!(5_000);
   const nodeA = await leases.holdNode("a", "machine-a");
   const local = fixture.store().actor(soulId);
-  const a = await openReplicatedSoul({ local, log: bus.soulHistory!(), leases, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined, compaction: { every: 3 } });
+  const a = await openReplicatedSoul({ local, log: bus.soulHistory!(), leases, nodeId: "a", epoch: nodeA.epoch, onFenced: () => undefined, compaction: { every } });
   return { cluster, bus, nodeA, local, a };
 }
 
@@ -117,7 +117,7 @@ describeWithNats("a soul's history under append faults", () => {
   it("fault schedules over the appends of a run of turns (fail, ackLost, delay): every turn commits, and the history rebuilds the local copy", async () => {
     await fc.assert(
       fc.asyncProperty(faultSchedule({ points: ["history.append", "history.purge"], maxNth: 8 }), async (rules) => {
-        const { cluster, bus, nodeA, local, a } = await soulOnA(fixture, "ivy");
+        const { cluster, bus, nodeA, local, a } = await soulOnA(fixture, "ivy", 3);
         const committed = await withFaults(rules, async () => {
           let ok = 0;
           for (let i = 1; i <= 5; i++) await turn(a, local, i).then(() => (ok += 1));

@@ -33,7 +33,6 @@ function flakyLog(failures: Error[]): SoulHistoryLog & { ids: (string | undefine
     },
     read: async () => ({ entries: [], lastSeq: 0 }),
     streamSince: async () => [],
-    purgeBefore: async () => 0,
   };
 }
 
