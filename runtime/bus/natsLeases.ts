@@ -128,6 +128,12 @@ async function reconcile(js: JetStreamClient, kv: KV, bucket: string, ttlMs: num
   return kv;
 }
 
+/** The lease's revision if it holds exactly `value` (this process's own), else undefined. */
+async function ownRevision(kv: KV, nodeId: string, value: Uint8Array): Promise<number | undefined> {
+  const e = await kv.get(nodeId).catch(() => null);
+  return e !== null && e.operation === "PUT" && Buffer.from(e.value).equals(value) ? e.revision : undefined;
+}
+
 /** Renews the node's lease until it is released or lost. */
 function renewing(kv: KV, nodeId: string, value: Uint8Array, epoch: number, o: NatsLeaseOptions): NodeLease {
   let revision = epoch;
@@ -141,14 +147,17 @@ function renewing(kv: KV, nodeId: string, value: Uint8Array, epoch: number, o: N
     clearInterval(timer);
     if (why !== undefined) resolveLost(why);
   };
+  const renewed = (r: number) => ((revision = r), (lastRenewed = Date.now()));
   const timer = setInterval(() => {
-    atFaultPoint("lease.renew", () => kv.update(nodeId, value, revision), { lease: "node", nodeId, op: "renew" }).then(
-      (r) => ((revision = r), (lastRenewed = Date.now())),
-      (err: unknown) => {
-        if (isWrongLastSequence(err)) stop(`node ${nodeId}'s lease was taken by another process (or lapsed and was taken)`);
-        else if (Date.now() - lastRenewed > o.ttlMs) stop(`node ${nodeId} could not renew its lease for ${o.ttlMs} ms: it has lapsed`);
-      },
-    );
+    atFaultPoint("lease.renew", () => kv.update(nodeId, value, revision), { lease: "node", nodeId, op: "renew" }).then(renewed, async (err: unknown) => {
+      // The lease moved on since `revision`: by a renewal of this process whose acknowledgement
+      // was lost (the value is this process's own: no other process holds its place while it
+      // runs, the data directory's lock says so), or by another process.
+      const own = isWrongLastSequence(err) ? await ownRevision(kv, nodeId, value) : undefined;
+      if (own !== undefined) renewed(own);
+      else if (isWrongLastSequence(err)) stop(`node ${nodeId}'s lease was taken by another process (or lapsed and was taken)`);
+      else if (Date.now() - lastRenewed > o.ttlMs) stop(`node ${nodeId} could not renew its lease for ${o.ttlMs} ms: it has lapsed`);
+    });
   }, o.renewEveryMs ?? Math.max(50, Math.floor(o.ttlMs / 3)));
   timer.unref?.();
   return {
