@@ -49,7 +49,8 @@ export interface NodeFailover {
   openedSouls(): string[];
   /**
    * The node stops: a soul's append that fails from now on is not sent again, so no running
-   * turn waits for NATS for ever (its soul's next opening takes the history's word for it).
+   * turn (and no opening) waits for NATS for ever; the soul's next opening takes the history's
+   * word for whether its last record landed.
    */
   stopRetrying(): void;
   /** Lets the node's lease go, so other nodes may take its souls at once. */
@@ -84,6 +85,7 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       compaction,
       onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
       say: (line) => o.log(`node ${o.nodeId}: ${line}`),
+      keepTrying: () => retrying,
     });
     if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
     if (o.moves && (result.previous === undefined || result.previous.node !== o.nodeId)) toReplay.set(soulId, (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs);
@@ -96,9 +98,9 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
     opened.set(soulId, result.store);
   };
 
-  const stopRetrying = () => {
-    for (const store of opened.values()) store.stopRetrying();
-  };
+  // Once the node stops, a soul's append (or opening) that fails is not sent again.
+  let retrying = true;
+  const stopRetrying = () => void (retrying = false);
 
   return {
     epoch: lease.epoch,

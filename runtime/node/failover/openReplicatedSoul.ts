@@ -36,10 +36,13 @@ export interface OpenSoulOptions {
   compaction?: CompactionOptions;
   /** A line for the node's log (an append that waits for NATS). */
   say?: (line: string) => void;
+  /** Whether a failed append is still sent again (the node says no once it stops). */
+  keepTrying?: () => boolean;
 }
 
 function hooksOf(o: OpenSoulOptions): ReplicatedStoreHooks {
-  return { onFenced: o.onFenced, ...(o.compaction ? { compaction: o.compaction } : {}), ...(o.say ? { say: o.say } : {}) };
+  const { onFenced, compaction, say, keepTrying } = o;
+  return { onFenced, ...(compaction ? { compaction } : {}), ...(say ? { say } : {}), ...(keepTrying ? { keepTrying } : {}) };
 }
 
 export interface OpenedSoul {

@@ -31,6 +31,12 @@ export interface AppenderHooks {
   say?: (line: string) => void;
   /** How long an append waits before `say` is told (default a minute). */
   patienceMs?: number;
+  /**
+   * Whether a failed append is still sent again (default: always). The node answers no once it
+   * stops, so no turn, and no opening, waits for NATS for ever; it is asked after each failure,
+   * and a waiting append hears it within a pause (two seconds at most).
+   */
+  keepTrying?: () => boolean;
 }
 
 export class SoulFencedError extends Error {
@@ -59,8 +65,6 @@ export class RecordAppender {
   #position: { n: number; lastSeq: number };
   /** Why no record may be appended any more. */
   #stopped: Error | undefined;
-  #retrying = true;
-  #wake: (() => void) | undefined;
 
   constructor(
     readonly soulId: string,
@@ -102,16 +106,14 @@ export class RecordAppender {
           said = true;
           this.hooks.say?.(`soul ${this.soulId}: its ${kind} record ${n} has not reached the replicated history for ${Math.round((Date.now() - started) / 1000)} s (${messageOf(err)}); the soul takes no further turn until it has`);
         }
-        if (this.#retrying) await this.#pause(pause);
-        if (!this.#retrying) throw this.#stop(new RecordNotLandedError(this.soulId, n, kind, err));
+        if (this.#keepTrying()) await pauseFor(pause);
+        if (!this.#keepTrying()) throw this.#stop(new RecordNotLandedError(this.soulId, n, kind, err));
       }
     }
   }
 
-  /** The node stops: an append that fails from now on is not sent again (one under way may still land). */
-  stopRetrying(): void {
-    this.#retrying = false;
-    this.#wake?.();
+  #keepTrying(): boolean {
+    return this.hooks.keepTrying?.() ?? true;
   }
 
   /** What no retry can help: the fence, a record too large (for the history, or to compact in one message), an id the history holds another record under. */
@@ -130,12 +132,11 @@ export class RecordAppender {
     return this.#stopped;
   }
 
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.#wake = () => (clearTimeout(timer), resolve());
-    });
-  }
+}
+
+/** A pause that does not keep a stopping process alive. */
+function pauseFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
 }
 
 function messageOf(err: unknown): string {

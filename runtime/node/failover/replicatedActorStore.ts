@@ -73,11 +73,6 @@ export class ReplicatedActorStore implements ActorStore {
     return { ...this.#appender.position, sinceSnapshot: this.#sinceSnapshot };
   }
 
-  /** The node stops: an append that fails from now on is not sent again, so no turn waits for NATS for ever. */
-  stopRetrying(): void {
-    this.#appender.stopRetrying();
-  }
-
   get history() {
     return this.local.history;
   }

@@ -16,7 +16,7 @@ import { recordMissedPerceptions } from "../../../runtime/node/failover/missedPe
 import type { Store } from "../../../runtime/store/index.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { historyFixture, largeState } from "../../support/failover/historyFixture.ts";
+import { historyFixture, largeState, until } from "../../support/failover/historyFixture.ts";
 import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
 
 const EVERY = 5;
@@ -235,11 +235,3 @@ describeWithNats("compaction of a soul's replicated history", () => {
     }
   }, 30_000);
 });
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -12,7 +12,7 @@ import { HistoryFencedError, LeaseHeldError, nodeLeaseBucket } from "../../../ru
 import { decodeRecord, openReplicatedSoul, SoulFencedError } from "../../../runtime/node/failover/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { historyFixture, largeState } from "../../support/failover/historyFixture.ts";
+import { historyFixture, largeState, until } from "../../support/failover/historyFixture.ts";
 import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
 
 describeWithNats("a soul's replicated history and leases", () => {
@@ -234,11 +234,3 @@ describeWithNats("a soul's replicated history and leases", () => {
     }
   });
 });
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

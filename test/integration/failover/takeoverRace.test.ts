@@ -10,7 +10,7 @@ import { expect, it } from "vitest";
 import type { Bus } from "../../../runtime/bus/index.ts";
 import { openReplicatedSoul, SoulFencedError, startNodeFailover, type OpenedSoul } from "../../../runtime/node/failover/index.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
-import { historyFixture } from "../../support/failover/historyFixture.ts";
+import { historyFixture, until } from "../../support/failover/historyFixture.ts";
 import { withFaults } from "../../support/faults/faultArbitraries.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { sampleState } from "../../support/store/fixtures.ts";
@@ -89,11 +89,3 @@ describeWithNats("a takeover racing the soul's previous owner", () => {
     await b.failover.release();
   }, 30_000);
 });
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -55,3 +55,12 @@ export function largeState(turn: number): ActorState {
   for (let i = 0; i < 40; i++) memories.push({ role: "user", content: `${i} ${"long story ".repeat(5_500)}`, _id: `big-${turn}-${i}`, _timestamp: 1 });
   return state;
 }
+
+/** Resolves once `check` holds, looking every 50 ms; rejects after `ms`. */
+export async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -68,10 +68,11 @@ describe("a failover store's appends sent again", () => {
 
   it("the node stopping ends the wait: the turn fails as not known to have landed, and the soul commits nothing more", async () => {
     const log = flakyLog(Array.from({ length: 1_000 }, away));
-    const store = storeOn(log);
+    let stopping = false;
+    const store = storeOn(log, { keepTrying: () => !stopping });
     const turn = store.commitTurn({ state: sampleState(1) });
     await new Promise((r) => setTimeout(r, 250));
-    store.stopRetrying();
+    stopping = true;
     await expect(turn).rejects.toBeInstanceOf(RecordNotLandedError);
     await expect(store.commitTurn({ state: sampleState(2) })).rejects.toBeInstanceOf(RecordNotLandedError);
     expect(log.ids.length).toBeLessThan(10);
