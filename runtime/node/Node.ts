@@ -209,14 +209,15 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
   const { feed, output, souls, inputs, control } = n;
   return [
     ["announcing the stop", () => (feed.registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
+    // A running turn whose record cannot reach the history (NATS away) must not hold the stop for
+    // ever: the perception consumer's stop below waits for that turn.
+    ["no more waiting for NATS to take a soul's record", () => n.failover?.stopRetrying()],
     ["closing the bridges to new messages", () => n.bridges.closeIntake()],
     ["no more souls moving", () => (n.ownership?.stop(), n.moves?.stop())],
     ["stopping the perception consumer", () => inputs.source.stop()],
     ["stopping the hearings", () => stopEach(inputs.hearings, (h) => h.stop(), (h) => `hearing ${h.name}`)],
     ["stopping the whispers", () => (inputs.whispers.unsubscribe(), inputs.whispers.closed)],
     ["stopping daimons", () => n.daimons.stop()],
-    // A running turn whose record cannot reach the history (NATS away) must not hold the stop for ever.
-    ["no more waiting for NATS to take a soul's record", () => n.failover?.stopRetrying()],
     ["stopping the souls", () => stopEach(feed.live.values(), (s) => s.stop(), (s) => `soul ${s.id}`)],
     ["closing the soul host", () => (feed.flush(true), souls.host.close())],
     ["publishing what was said", () => output.busOutlet.settled()],
