@@ -194,21 +194,34 @@ export class ReplicatedActorStore implements ActorStore {
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
     this.#memories = undefined;
-    let compacted = why === "compaction" || (why === "revert" && this.compaction.every > 0);
+    let compacted: boolean;
     try {
-      await this.#append(bytes, n, "snapshot", { opening: why === "seed", compacts: compacted }).catch(async (err: unknown) => {
-        if (!(err instanceof HistoryCompactionTooLargeError) || why !== "revert") throw err;
-        compacted = false;
-        await this.#append(bytes, n, "snapshot");
-      });
+      compacted = await this.#appendSnapshotRecord(bytes, n, why);
     } catch (err) {
       this.#acked.unshift(...acked);
-      if (err instanceof HistoryCompactionTooLargeError) this.#sinceSnapshot = 0;
       throw err;
     }
     this.#sinceSnapshot = 0;
     await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
     if (compacted) this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms: performance.now() - started });
+  }
+
+  /** Appends a snapshot record; resolves with whether it replaced the records before it. */
+  async #appendSnapshotRecord(bytes: Uint8Array, n: number, why: "seed" | "revert" | "compaction"): Promise<boolean> {
+    const compacts = why === "compaction" || (why === "revert" && this.compaction.every > 0);
+    try {
+      await this.#append(bytes, n, "snapshot", { opening: why === "seed", compacts });
+      return compacts;
+    } catch (err) {
+      if (!(err instanceof HistoryCompactionTooLargeError)) throw err;
+      // Nothing was sent. A revert must reach the history all the same; a compaction waits `every` more records.
+      if (why !== "revert") {
+        this.#sinceSnapshot = 0;
+        throw err;
+      }
+      await this.#append(bytes, n, "snapshot");
+      return false;
+    }
   }
 
   #takeAcked(): string[] {

@@ -180,7 +180,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
     expect((await jsm.streams.info(historyStreamName(cluster))).config.allow_rollup_hdrs).toBe(true);
   }, 20_000);
 
-  it("a snapshot too large for one message does not compact (a rollup in parts would leave no whole record while they land): the records stay, it is reported, a rebuild has all", async () => {
+  it("a snapshot too large for one message does not compact (a rollup in parts would leave no whole record while they land): the records stay, it is reported, a revert's is written plain, a rebuild has all", async () => {
     const { cluster, leases, nodeA, storeA, r, a } = await compactingOnA("big", { every: 2 });
     for (let turn = 1; turn <= 4; turn++) await a.store.commitTurn({ state: largeState(turn) });
     await a.store.settled();
@@ -188,6 +188,9 @@ describeWithNats("compaction of a soul's replicated history", () => {
     expect(failures).toHaveLength(2);
     expect(String((failures[0] as { error: unknown }).error)).toMatch(/does not fit in one message/);
     expect((await bus(cluster).then((b) => b.soulHistory!().read("big"))).entries).toHaveLength(1 + 4); // the seed, four turns
+    // A revert's snapshot that large must reach the history all the same: written in parts, the records before it kept.
+    await a.store.snapshot();
+    expect((await bus(cluster).then((b) => b.soulHistory!().read("big"))).entries).toHaveLength(1 + 4 + 1);
     await nodeA.release();
 
     const nodeB = await leases.holdNode("b", "machine-b");
