@@ -108,5 +108,5 @@ export {
 } from "./sharedKv.ts";
 export { createMemorySharedKv } from "./memorySharedKv.ts";
 export { openSharedContext, type SharedChange, type SharedContext, type SharedUpdateOptions } from "./sharedContext.ts";
-export { HistoryFencedError, HistoryRecordTooLargeError, historyStreamName, historySubject, MAX_HISTORY_RECORD_BYTES, type HistoryEntry, type SoulHistoryLog } from "./soulHistoryLog.ts";
+export { assertHistoryRecordSize, HistoryCompactionTooLargeError, HistoryDuplicateError, HistoryFencedError, HistoryRecordTooLargeError, historyStreamName, historySubject, MAX_HISTORY_RECORD_BYTES, type AppendOptions, type HistoryEntry, type HistoryRead, type SoulHistoryLog } from "./soulHistoryLog.ts";
 export { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease, type SoulLeaseHolder } from "./leases.ts";

@@ -273,6 +273,7 @@ class NatsBus implements Bus {
   soulHistory(): SoulHistoryLog {
     return (this.history ??= createNatsSoulHistory(this.js, this.jsm, this.cluster, {
       maxPayload: () => this.nc.info?.max_payload,
+      connected: () => this.connected,
       ...(this.replicas !== undefined ? { replicas: this.replicas } : {}),
     }));
   }

@@ -7,6 +7,7 @@
 import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { Kvm, type KV } from "@nats-io/kv";
+import { atFaultPoint } from "../faults/index.ts";
 import { isWrongLastSequence } from "./jetStreamErrors.ts";
 import { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease } from "./leases.ts";
 import { updateReplicas } from "./natsStream.ts";
@@ -68,8 +69,9 @@ export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLe
       for (;;) {
         const e = await kv.get(nodeId);
         try {
-          if (e === null || e.operation !== "PUT") epoch = await kv.create(nodeId, value);
-          else if (parse(e.value).instance === instance) epoch = await kv.update(nodeId, value, e.revision);
+          const take = { lease: "node", nodeId, op: "take" } as const;
+          if (e === null || e.operation !== "PUT") epoch = await atFaultPoint("lease.renew", () => kv.create(nodeId, value), take);
+          else if (parse(e.value).instance === instance) epoch = await atFaultPoint("lease.renew", () => kv.update(nodeId, value, e.revision), take);
         } catch (err) {
           if (!isWrongLastSequence(err) && !/exists/i.test(String((err as Error).message))) throw err;
         }
@@ -84,11 +86,12 @@ export function createNatsLeases(js: JetStreamClient, cluster: string, o: NatsLe
       for (let attempt = 0; attempt < 5; attempt++) {
         const e = await kv.get(soulId);
         try {
-          if (e === null || e.operation !== "PUT") return await kv.create(soulId, json({ node: nodeId }));
+          const take = { lease: "soul", soulId, nodeId, op: "take" } as const;
+          if (e === null || e.operation !== "PUT") return await atFaultPoint("lease.renew", () => kv.create(soulId, json({ node: nodeId })), take);
           const holder = String(parse(e.value).node ?? "");
           if (holder === nodeId) return e.revision;
           if (await nodeAlive(holder)) throw new LeaseHeldError(soulId, holder);
-          return await kv.update(soulId, json({ node: nodeId }), e.revision);
+          return await atFaultPoint("lease.renew", () => kv.update(soulId, json({ node: nodeId }), e.revision), take);
         } catch (err) {
           // Another node moved first: look again.
           if (!isWrongLastSequence(err) && !/exists/i.test(String((err as Error).message))) throw err;
@@ -125,6 +128,12 @@ async function reconcile(js: JetStreamClient, kv: KV, bucket: string, ttlMs: num
   return kv;
 }
 
+/** The lease's revision if it holds exactly `value` (this process's own), else undefined. */
+async function ownRevision(kv: KV, nodeId: string, value: Uint8Array): Promise<number | undefined> {
+  const e = await kv.get(nodeId).catch(() => null);
+  return e !== null && e.operation === "PUT" && Buffer.from(e.value).equals(value) ? e.revision : undefined;
+}
+
 /** Renews the node's lease until it is released or lost. */
 function renewing(kv: KV, nodeId: string, value: Uint8Array, epoch: number, o: NatsLeaseOptions): NodeLease {
   let revision = epoch;
@@ -138,14 +147,17 @@ function renewing(kv: KV, nodeId: string, value: Uint8Array, epoch: number, o: N
     clearInterval(timer);
     if (why !== undefined) resolveLost(why);
   };
+  const renewed = (r: number) => ((revision = r), (lastRenewed = Date.now()));
   const timer = setInterval(() => {
-    kv.update(nodeId, value, revision).then(
-      (r) => ((revision = r), (lastRenewed = Date.now())),
-      (err: unknown) => {
-        if (isWrongLastSequence(err)) stop(`node ${nodeId}'s lease was taken by another process (or lapsed and was taken)`);
-        else if (Date.now() - lastRenewed > o.ttlMs) stop(`node ${nodeId} could not renew its lease for ${o.ttlMs} ms: it has lapsed`);
-      },
-    );
+    atFaultPoint("lease.renew", () => kv.update(nodeId, value, revision), { lease: "node", nodeId, op: "renew" }).then(renewed, async (err: unknown) => {
+      // The lease moved on since `revision`: by a renewal of this process whose acknowledgement
+      // was lost (the value is this process's own: no other process holds its place while it
+      // runs, the data directory's lock says so), or by another process.
+      const own = isWrongLastSequence(err) ? await ownRevision(kv, nodeId, value) : undefined;
+      if (own !== undefined) renewed(own);
+      else if (isWrongLastSequence(err)) stop(`node ${nodeId}'s lease was taken by another process (or lapsed and was taken)`);
+      else if (Date.now() - lastRenewed > o.ttlMs) stop(`node ${nodeId} could not renew its lease for ${o.ttlMs} ms: it has lapsed`);
+    });
   }, o.renewEveryMs ?? Math.max(50, Math.floor(o.ttlMs / 3)));
   timer.unref?.();
   return {

@@ -9,7 +9,13 @@
  * owner (a paused process whose lease another node has taken) is kept from committing: the
  * new owner's first act is an append, so the stale one's next append names an old sequence.
  *
- * Records before a soul's latest snapshot may be removed (compaction, purgeBefore).
+ * An append under a message id is idempotent: sent again after its acknowledgement was lost,
+ * it is answered with the sequence it landed at, within JetStream's duplicate window and past
+ * it; a different record under an id already used is refused (HistoryDuplicateError).
+ *
+ * Compaction is an append too: a snapshot that `compacts` replaces every earlier record of the
+ * soul in the same step, fenced like any append, so a stale owner can remove nothing, and no
+ * writer needs a right to purge the stream (a right that would reach every soul's records).
  */
 import { SUBJECT_ROOT } from "./subjects.ts";
 import { assertName } from "./subjects.ts";
@@ -23,30 +29,51 @@ export interface HistoryEntry {
   data: Uint8Array;
 }
 
+/** A soul's records as read, and what the next append is fenced on. */
+export interface HistoryRead {
+  entries: HistoryEntry[];
+  /**
+   * The sequence of the soul's last stored message (0: none): the last entry's, or that of a
+   * part of a record its writer never finished (no entry, but the next append comes after it).
+   */
+  lastSeq: number;
+}
+
+/** What one append is: how it is recognised when sent again, and what the fault points report. */
+export interface AppendOptions {
+  /**
+   * The record's id. The same record sent again under it (its acknowledgement lost) is answered
+   * with the sequence it landed at, within JetStream's duplicate window and past it; another
+   * record under an id already used is refused (HistoryDuplicateError), nothing stored.
+   */
+  msgId?: string;
+  /** The record's kind (`turn`, `snapshot`, `claim`, `acked`); a `claim` is the `history.claim` fault point, the others `history.append`. */
+  kind?: string;
+  /** The record's number in the soul's history. */
+  n?: number;
+  /**
+   * The record replaces every earlier record of the soul, in the same step as it lands (a
+   * compaction's snapshot; the `history.purge` fault point). Only a record that fits in one
+   * message can: HistoryCompactionTooLargeError otherwise, and nothing is sent.
+   */
+  compacts?: boolean;
+}
+
 export interface SoulHistoryLog {
   /**
    * Appends one record after `expectedLastSeq` (0: the soul has none yet); resolves with its
    * sequence once the log has it (replicated, on NATS). Rejects with HistoryFencedError when
-   * the soul's last record is another one. With `msgId`, an append sent again after a lost
-   * acknowledgement is recognised (JetStream's duplicate window) and answered with the first's
-   * sequence, not refused as fenced.
+   * the soul's last record is another one (not this record, sent before under the same id).
    */
-  append(soulId: string, data: Uint8Array, expectedLastSeq: number, msgId?: string): Promise<number>;
-  /** The soul's records after `afterSeq` (default: all), oldest first. */
-  read(soulId: string, afterSeq?: number): Promise<HistoryEntry[]>;
+  append(soulId: string, data: Uint8Array, expectedLastSeq: number, options?: AppendOptions): Promise<number>;
+  /** The soul's records after `afterSeq` (default: all), oldest first, and its last stored sequence. */
+  read(soulId: string, afterSeq?: number): Promise<HistoryRead>;
   /**
    * The cluster stream's messages on one subject (a soul's `perceive` or `internal`) stored
    * since `sinceMs`, oldest first: what a node taking a soul over reads to find perceptions the
    * soul's previous node never answered (the other nodes' consumers passed them by).
    */
   streamSince(subject: string, sinceMs: number): Promise<HistoryEntry[]>;
-  /**
-   * Removes the soul's records before sequence `seq` (compaction: `seq` is a snapshot's, which
-   * holds all they said); resolves with how many went. Only the soul's owner calls it, with the
-   * sequence of a snapshot it appended itself: a new owner's records all come after that
-   * snapshot (its claim named that sequence or a later one), so a stale owner's late purge cannot reach them.
-   */
-  purgeBefore(soulId: string, seq: number): Promise<number>;
 }
 
 export class HistoryFencedError extends Error {
@@ -68,6 +95,35 @@ export class HistoryRecordTooLargeError extends Error {
     super(`soul '${soulId}': a history record of ${bytes} bytes is over the ${MAX_HISTORY_RECORD_BYTES}-byte limit (its state is too large to replicate)`);
     this.name = "HistoryRecordTooLargeError";
   }
+}
+
+/** A compacting record too large for one message: nothing was sent (a rollup in parts would leave no whole record while its parts land). */
+export class HistoryCompactionTooLargeError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`soul '${soulId}': a snapshot of ${bytes} bytes does not fit in one message (${limit} bytes, from the server's max_payload), so it cannot replace the records before it`);
+    this.name = "HistoryCompactionTooLargeError";
+  }
+}
+
+/** The log acknowledged an append as a duplicate of a record that holds other bytes: one id was used for two records. */
+export class HistoryDuplicateError extends Error {
+  constructor(
+    readonly soulId: string,
+    readonly msgId: string,
+    readonly seq: number,
+  ) {
+    super(`soul '${soulId}': the history took the append ${msgId} for one it already has (sequence ${seq}), but that record is a different one: nothing was stored`);
+    this.name = "HistoryDuplicateError";
+  }
+}
+
+/** Refuses a record over MAX_HISTORY_RECORD_BYTES: the log before it sends it, a store before it commits the turn locally. */
+export function assertHistoryRecordSize(soulId: string, bytes: number): void {
+  if (bytes > MAX_HISTORY_RECORD_BYTES) throw new HistoryRecordTooLargeError(soulId, bytes);
 }
 
 export function historyStreamName(cluster: string): string {

@@ -211,6 +211,9 @@ function shutdownSteps({ hosted }: NodePlan, { bus, ownsBus, store }: NodeGround
   const { feed, output, souls, inputs, control } = n;
   return [
     ["announcing the stop", () => (feed.registry.trigger.stateChanged({ state: "stopping" }), control.beat())],
+    // A running turn whose record cannot reach the history (NATS away) must not hold the stop for
+    // ever: the perception consumer's stop below waits for that turn.
+    ["no more waiting for NATS to take a soul's record", () => n.failover?.stopRetrying()],
     ["closing the bridges to new messages", () => n.bridges.closeIntake()],
     ["no more souls moving", () => (n.ownership?.stop(), n.moves?.stop())],
     ["stopping the perception consumer", () => inputs.source.stop()],

@@ -151,10 +151,12 @@ export function sharedContextGrants(cluster: string, access: "read" | "write"): 
 
 /**
  * What failover needs (docs/STORAGE.md, "Failover and placement"): the souls' history stream
- * (append, read with short-lived consumers, and purge: a soul's owner compacts its history up to
- * a snapshot it appended; never delete), the lease buckets, and reading a soul's
- * perceptions back from the cluster stream when it moves. Every node gets them: which nodes
- * run with failover is the cluster config's business, not the server's.
+ * (append, and compact: a snapshot with a per-subject rollup, which is a publish on that soul's
+ * subject; read with short-lived consumers; create it, and update it to its replicas and to
+ * allow rollups), the lease buckets, and reading a soul's perceptions back from the cluster
+ * stream when it moves. Never the stream's purge or delete API: one purge request can remove
+ * every soul's history. Every node gets them: which nodes run with failover is the cluster
+ * config's business, not the server's. docs/SECURITY.md says what a node can still destroy.
  */
 export function failoverGrants(cluster: string): string[] {
   const history = historyStreamName(cluster);
@@ -164,7 +166,6 @@ export function failoverGrants(cluster: string): string[] {
     `$JS.API.STREAM.INFO.${history}`,
     `$JS.API.STREAM.CREATE.${history}`,
     `$JS.API.STREAM.UPDATE.${history}`,
-    `$JS.API.STREAM.PURGE.${history}`,
     `$JS.API.CONSUMER.CREATE.${history}`,
     `$JS.API.CONSUMER.CREATE.${history}.>`,
     `$JS.API.CONSUMER.INFO.${history}.*`,

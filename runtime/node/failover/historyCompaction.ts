@@ -2,8 +2,8 @@
  * Compaction of a soul's replicated history (docs/STORAGE.md "Failover and placement"). Left
  * alone, the history grows by a record per turn and a rebuild replays every turn since the
  * soul first joined failover. So the soul's owner writes a fresh `snapshot` every
- * `snapshotEvery` records after the last one, fenced like any append, and once it has landed
- * removes the records before it (SoulHistoryLog.purgeBefore).
+ * `snapshotEvery` records after the last one, fenced like any append, that replaces the records
+ * before it as it lands (SoulHistoryLog's `compacts`: JetStream's per-subject rollup on NATS).
  *
  * A snapshot replaces the records before it only if it says what they said. A dump carries the
  * state, the inbox entries not yet done and the outbox entries not yet acknowledged (the
@@ -45,12 +45,12 @@ export async function restoreSnapshot(local: LmdbActorStore, record: HistoryReco
 export interface CompactionOptions {
   /** Records after the last snapshot that make the owner write the next one (0: never). */
   every: number;
-  /** A compaction that failed (the soul goes on; the next one tries again), or a purge's result. */
+  /** A compaction that failed (the soul goes on; the next one tries again), or one done. */
   report?: (event: CompactionEvent) => void;
 }
 
 export type CompactionEvent =
-  | { kind: "compacted"; soulId: string; n: number; bytes: number; ms: number; purged: number }
+  | { kind: "compacted"; soulId: string; n: number; bytes: number; ms: number }
   | { kind: "failed"; soulId: string; error: unknown };
 
 /** A node's compaction: a failed one is said in its log (the soul goes on; the next one tries again). */

@@ -3,8 +3,10 @@
  * it runs, opens each soul it activates through the soul's lease and replicated history
  * (openReplicatedSoul.ts), and gives the soul a store that replicates every turn. A soul owned
  * by another live node is not activated here (LeaseHeldError: the perception comes back
- * later). Losing the node's lease, or a fenced append for any soul, means another node may
- * speak for these souls now: `lost` resolves and the node stops rather than speak twice.
+ * later). Losing the node's lease, or a fenced append of a soul's turn, means another node may
+ * speak for these souls now: `lost` resolves and the node stops rather than speak twice. A
+ * fenced claim while a soul opens is not that: the opening reads the history again
+ * (openReplicatedSoul.ts), and an opening that still fails fails that soul alone, opened again later.
  */
 import { hostname } from "node:os";
 import type { Bus, ClusterSubjects, LeaseStore, NodeLease, SoulHistoryLog } from "../../bus/index.ts";
@@ -45,6 +47,12 @@ export interface NodeFailover {
   releaseSoul(soulId: string): Promise<void>;
   /** The souls this process has opened (and holds the leases of). */
   openedSouls(): string[];
+  /**
+   * The node stops: a soul's append that fails from now on is not sent again, so no running
+   * turn (and no opening) waits for NATS for ever; the soul's next opening takes the history's
+   * word for whether its last record landed.
+   */
+  stopRetrying(): void;
   /** Lets the node's lease go, so other nodes may take its souls at once. */
   release(): Promise<void>;
 }
@@ -76,6 +84,8 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       epoch: lease.epoch,
       compaction,
       onFenced: (id) => resolveLost(`soul '${id}' was taken over by another node (its history has a record this node did not write)`),
+      say: (line) => o.log(`node ${o.nodeId}: ${line}`),
+      keepTrying: () => retrying,
     });
     if (result.restored !== "current") o.log(`node ${o.nodeId}: soul ${soulId} ${result.restored === "seeded" ? "sent to its replicated history" : `rebuilt from its replicated history (${result.applied} turns)`}`);
     if (o.moves && (result.previous === undefined || result.previous.node !== o.nodeId)) toReplay.set(soulId, (result.previous?.at ?? Date.now()) - o.moves.replayMarginMs);
@@ -87,6 +97,10 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
     }
     opened.set(soulId, result.store);
   };
+
+  // Once the node stops, a soul's append (or opening) that fails is not sent again.
+  let retrying = true;
+  const stopRetrying = () => void (retrying = false);
 
   return {
     epoch: lease.epoch,
@@ -120,8 +134,10 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
       await leases.releaseSoul(soulId, store.owner.lease);
     },
     openedSouls: () => [...opened.keys()],
+    stopRetrying,
     async release() {
-      // A compaction's purge still under way would fail on the closed connection (and be said in the log): let it end first.
+      // An append or a compaction still under way would fail on the closed connection (and be said in the log): let it end first.
+      stopRetrying();
       await Promise.allSettled([...opened.values()].map((store) => store.settled()));
       await lease.release();
     },

@@ -6,53 +6,44 @@
  *
  * The order is the issue's: the local commit first (LMDB stays the fast local copy and the
  * turn's own record of where the copy stands lands in the same transaction), then the append,
- * fenced on the soul's last sequence. A fenced append means another node owns the soul now:
- * the turn fails, nothing is said, `onFenced` is told, and every later commit is refused. The
- * local copy is then one turn ahead of the history; the next node to open the soul here sees
- * that its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
+ * fenced on the soul's last sequence and sent until it lands (recordAppender.ts): `commitTurn`
+ * resolves only once the turn is in both, and the next turn is the next record. A turn too
+ * large to replicate is refused before the local commit. A fenced append means another node
+ * owns the soul now: the turn fails, nothing is said, `onFenced` is told, and every later
+ * commit is refused. The local copy is then one turn ahead of the history (as it is when the
+ * node stops while an append waits for NATS); the next node to open the soul here sees that
+ * its mark differs from the history's and rebuilds it (openReplicatedSoul.ts).
  *
  * Every `compaction.every` records after the last snapshot, the store writes a new snapshot
  * in line with the commits, after the commit that reached the count has resolved (so it does
- * not delay that commit), and once it has landed removes the records before it
- * (historyCompaction.ts). It purges only up to a snapshot it appended itself.
+ * not delay that commit); the records before it go as it lands, in the same fenced step
+ * (historyCompaction.ts).
  *
  * What is not replicated, on purpose: inbox arrivals and errors (the perception stream keeps
  * perceptions until a turn's commit acknowledges them, and a failed one is retried there),
  * and schedules put or deleted outside a turn (a restored schedule fires again, as after a
  * crash).
  */
-import { HistoryFencedError, HistoryRecordTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
+import { assertHistoryRecordSize, HistoryCompactionTooLargeError, type SoulHistoryLog } from "../../bus/index.ts";
 import type { ActorStore, LmdbActorStore, TurnCommit } from "../../store/index.ts";
 import { snapshotRecord, type CompactionOptions } from "./historyCompaction.ts";
 import { encodeRecord, REPLICA_KEY, REPLICA_NAMESPACE, type HistoryRecord, type RecordOwner, type ReplicaMark } from "./historyRecord.ts";
 import { memoriesOf, memoryDelta, withoutMemories } from "./memoryDelta.ts";
+import { RecordAppender, type AppendHow, type AppenderHooks, type ReplicaPosition } from "./recordAppender.ts";
 
-/** How long an append is tried again before the turn fails (a node cut off that long has lost its lease anyway). */
-const APPEND_RETRY_MS = 60_000;
 /** How long acknowledged speech waits for a next turn to carry it to the history. */
 const ACK_FLUSH_MS = 1_000;
 
-export interface ReplicaPosition {
-  /** The soul's last record number. */
-  n: number;
-  /** The log's sequence of that record (0: none). */
-  lastSeq: number;
-  /** Records after the soul's last snapshot (default 0). */
-  sinceSnapshot?: number;
-}
-
-export class SoulFencedError extends Error {
-  constructor(soulId: string, cause?: unknown) {
-    super(`soul '${soulId}' is owned by another node now: this node may not commit for it`, { cause });
-    this.name = "SoulFencedError";
-  }
+export interface ReplicatedStoreHooks extends AppenderHooks {
+  /** How often the store compacts its history (default: never). */
+  compaction?: CompactionOptions;
 }
 
 export class ReplicatedActorStore implements ActorStore {
   readonly actorId: string;
-  #position: ReplicaPosition;
+  readonly #appender: RecordAppender;
+  private readonly compaction: CompactionOptions;
   #acked: string[] = [];
-  #fenced = false;
   /** Commits append in order: one at a time per soul. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -61,11 +52,11 @@ export class ReplicatedActorStore implements ActorStore {
     private readonly log: SoulHistoryLog,
     readonly owner: RecordOwner,
     position: ReplicaPosition,
-    private readonly onFenced: (soulId: string, err: unknown) => void,
-    private readonly compaction: CompactionOptions = { every: 0 },
+    hooks: ReplicatedStoreHooks,
   ) {
     this.actorId = local.actorId;
-    this.#position = position;
+    this.#appender = new RecordAppender(local.actorId, owner, log, position, hooks);
+    this.compaction = hooks.compaction ?? { every: 0 };
     this.#sinceSnapshot = position.sinceSnapshot ?? 0;
   }
   #sinceSnapshot: number;
@@ -79,7 +70,7 @@ export class ReplicatedActorStore implements ActorStore {
   #memories: WeakRef<readonly unknown[]> | undefined;
 
   get position(): ReplicaPosition {
-    return { ...this.#position, sinceSnapshot: this.#sinceSnapshot };
+    return { ...this.#appender.position, sinceSnapshot: this.#sinceSnapshot };
   }
 
   get history() {
@@ -106,35 +97,36 @@ export class ReplicatedActorStore implements ActorStore {
     this.#gone = true;
   }
 
-  /** Resolves once the appends queued so far and a purge under way are done (before the node lets its connection go). */
+  /** Resolves once the appends queued so far are done (before the node lets its connection go). */
   async settled(): Promise<void> {
     await this.#queue;
-    await this.#purging;
   }
-  /** The compaction's purge under way, if any: it runs beside the next commits. */
-  #purging: Promise<unknown> = Promise.resolve();
   #retired = false;
   #gone = false;
 
   async #commit(commit: TurnCommit): Promise<void> {
-    if (this.#fenced) throw new SoulFencedError(this.actorId);
+    this.#appender.assertOpen();
     if (this.#retired) throw new Error(`soul '${this.actorId}' has moved to another node: this commit is dropped (the soul's committed turns went with it)`);
-    const n = this.#position.n + 1;
+    const n = this.#appender.position.n + 1;
     const mark: ReplicaMark = { n, node: this.owner.node, epoch: this.owner.epoch };
-    const acked = this.#takeAcked();
     const replicable = this.#replicable(commit);
     const memories = memoriesOf(commit.state);
     const delta = memoryDelta(this.#memories?.deref(), memories ?? []);
-    const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
-    const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
-    const bytes = encodeRecord(record);
-    // Until this record has landed, the next one cannot be a delta from it.
-    this.#memories = undefined;
-    await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
-    await this.append(bytes, n).catch((err: unknown) => {
-      this.#acked.unshift(...acked);
+    const acked = this.#takeAcked();
+    try {
+      const common = { kind: "turn", n, owner: this.owner, ...(acked.length > 0 ? { acked } : {}) } as const;
+      const record: HistoryRecord = delta ? { v: 2, ...common, commit: withoutMemories(replicable), memories: delta } : { v: 1, ...common, commit: replicable };
+      const bytes = encodeRecord(record);
+      // A turn the history cannot take is not committed here either: the copies stay one soul.
+      assertHistoryRecordSize(this.actorId, bytes.length);
+      // Until this record has landed, the next one cannot be a delta from it.
+      this.#memories = undefined;
+      await this.local.commitTurn({ ...commit, kv: [...(commit.kv ?? []), { namespace: REPLICA_NAMESPACE, key: REPLICA_KEY, value: mark }] });
+      await this.#append(bytes, n, "turn");
+    } catch (err) {
+      this.#acked.unshift(...acked); // they go with the next record
       throw err;
-    });
+    }
     this.#memories = memories ? new WeakRef(memories) : undefined;
     this.#compactWhenDue();
   }
@@ -149,8 +141,8 @@ export class ReplicatedActorStore implements ActorStore {
     this.#compactionQueued = true;
     const run = this.#queue.then(async () => {
       this.#compactionQueued = false;
-      if (this.#fenced || this.#retired || this.#sinceSnapshot < every) return;
-      await this.#appendSnapshot(true);
+      if (this.#appender.fenced || this.#retired || this.#sinceSnapshot < every) return;
+      await this.#appendSnapshot("compaction");
     });
     this.#queue = run.catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
   }
@@ -160,18 +152,27 @@ export class ReplicatedActorStore implements ActorStore {
    * line with the commits and acknowledgements, so two appends never race for one sequence.
    */
   snapshot(): Promise<void> {
-    return this.#snapshotInLine(true);
+    return this.#snapshotInLine("revert");
   }
 
-  /** The soul's first record, when it joins failover: a snapshot with nothing before it to remove. */
+  /**
+   * The soul's first record, when it joins failover: a snapshot with nothing before it to
+   * remove. Fenced (another writer came first), it rejects with HistoryFencedError and the store
+   * stays usable for nothing: the opening reads the history again (openReplicatedSoul.ts).
+   */
   seed(): Promise<void> {
-    return this.#snapshotInLine(false);
+    return this.#snapshotInLine("seed");
   }
 
-  #snapshotInLine(purge: boolean): Promise<void> {
+  /** A new owner's first record; fenced, it rejects with HistoryFencedError, as `seed` does. */
+  async claim(bytes: Uint8Array, n: number): Promise<void> {
+    await this.#append(bytes, n, "claim", { opening: true });
+  }
+
+  #snapshotInLine(why: "seed" | "revert"): Promise<void> {
     const run = this.#queue.then(async () => {
-      if (this.#fenced) throw new SoulFencedError(this.actorId);
-      await this.#appendSnapshot(purge);
+      this.#appender.assertOpen();
+      await this.#appendSnapshot(why);
     });
     this.#queue = run.catch(() => undefined);
     return run;
@@ -179,31 +180,48 @@ export class ReplicatedActorStore implements ActorStore {
 
   /**
    * Inside the queue: the soul as the local copy has it now (every commit before it landed,
-   * none after it started) as the next record; then, if this node compacts, the records
-   * before it go. The purge runs outside the queue: the next commit need not wait for it.
+   * none after it started) as the next record. A compaction's snapshot (and a revert's, on a
+   * node that compacts) replaces the records before it as it lands, in one fenced step (the
+   * log's `compacts`), so a stale owner's removes nothing. One too large for a single message
+   * cannot: a compaction's is then not written (reported, tried again `every` records later),
+   * a revert's is written plain, the records before it kept.
    */
-  async #appendSnapshot(purge: boolean): Promise<void> {
+  async #appendSnapshot(why: "seed" | "revert" | "compaction"): Promise<void> {
     const started = performance.now();
-    const n = this.#position.n + 1;
+    const n = this.#appender.position.n + 1;
     const bytes = encodeRecord(snapshotRecord(this.local, n, this.owner));
     // The dump has every acknowledgement that landed locally: none of them needs a record of its own now.
     const acked = this.#takeAcked();
     // The turn after a snapshot carries its memories whole (those of a dump are copies, seldom the soul's own objects).
     this.#memories = undefined;
-    await this.append(bytes, n).catch((err: unknown) => {
+    let compacted: boolean;
+    try {
+      compacted = await this.#appendSnapshotRecord(bytes, n, why);
+    } catch (err) {
       this.#acked.unshift(...acked);
       throw err;
-    });
-    const seq = this.#position.lastSeq;
+    }
     this.#sinceSnapshot = 0;
     await this.local.kv(REPLICA_NAMESPACE).put(REPLICA_KEY, { n, node: this.owner.node, epoch: this.owner.epoch } satisfies ReplicaMark);
-    if (!purge || this.compaction.every <= 0) return;
-    const ms = performance.now() - started;
-    // Only up to the snapshot just appended by this store: whatever a later owner writes comes after it.
-    this.#purging = this.log
-      .purgeBefore(this.actorId, seq)
-      .then((purged) => this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms, purged }))
-      .catch((error: unknown) => this.compaction.report?.({ kind: "failed", soulId: this.actorId, error }));
+    if (compacted) this.compaction.report?.({ kind: "compacted", soulId: this.actorId, n, bytes: bytes.length, ms: performance.now() - started });
+  }
+
+  /** Appends a snapshot record; resolves with whether it replaced the records before it. */
+  async #appendSnapshotRecord(bytes: Uint8Array, n: number, why: "seed" | "revert" | "compaction"): Promise<boolean> {
+    const compacts = why === "compaction" || (why === "revert" && this.compaction.every > 0);
+    try {
+      await this.#append(bytes, n, "snapshot", { opening: why === "seed", compacts });
+      return compacts;
+    } catch (err) {
+      if (!(err instanceof HistoryCompactionTooLargeError)) throw err;
+      // Nothing was sent. A revert must reach the history all the same; a compaction waits `every` more records.
+      if (why !== "revert") {
+        this.#sinceSnapshot = 0;
+        throw err;
+      }
+      await this.#append(bytes, n, "snapshot");
+      return false;
+    }
   }
 
   #takeAcked(): string[] {
@@ -220,12 +238,12 @@ export class ReplicatedActorStore implements ActorStore {
   #flushAcked = (): void => {
     this.#flushTimer = undefined;
     const run = this.#queue.then(async () => {
-      if (this.#fenced || this.#gone || this.#acked.length === 0) return;
+      if (this.#appender.fenced || this.#gone || this.#acked.length === 0) return;
       const acked = this.#takeAcked();
-      const n = this.#position.n + 1;
+      const n = this.#appender.position.n + 1;
       const record: HistoryRecord = { v: 1, kind: "acked", n, owner: this.owner, acked };
       try {
-        await this.append(encodeRecord(record), n);
+        await this.#append(encodeRecord(record), n, "acked");
       } catch {
         this.#acked.unshift(...acked); // sent with the next turn, or the next flush
         return;
@@ -236,33 +254,10 @@ export class ReplicatedActorStore implements ActorStore {
   };
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /**
-   * Appends a record this store made (a turn, a snapshot, a claim). A failure that is neither
-   * the fence nor a record too large (NATS away, an acknowledgement lost) is tried again, the same record under the same
-   * message id, so a copy that did land is recognised: the turn waits, its effects unseen,
-   * rather than leave a gap in the history. A node that stays cut off loses its lease and
-   * stops. A fenced append stops the store for good.
-   */
-  async append(bytes: Uint8Array, n: number): Promise<void> {
-    const msgId = `${this.actorId}:${this.owner.node}:${this.owner.epoch}:${n}`;
-    const deadline = Date.now() + APPEND_RETRY_MS;
-    for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
-      try {
-        const seq = await this.log.append(this.actorId, bytes, this.#position.lastSeq, msgId);
-        this.#position = { n, lastSeq: seq };
-        this.#sinceSnapshot += 1;
-        return;
-      } catch (err) {
-        if (err instanceof HistoryFencedError) {
-          this.#fenced = true;
-          this.onFenced(this.actorId, err);
-          throw new SoulFencedError(this.actorId, err);
-        }
-        // A record too large is refused whatever the retry (a snapshot so refused leaves the history uncompacted).
-        if (err instanceof HistoryRecordTooLargeError || Date.now() + pause > deadline) throw err;
-        await new Promise((r) => setTimeout(r, pause));
-      }
-    }
+  /** Appends a record this store made, once it has landed (recordAppender.ts); it counts towards the next compaction. */
+  async #append(bytes: Uint8Array, n: number, kind: HistoryRecord["kind"], how: AppendHow = {}): Promise<void> {
+    await this.#appender.append(bytes, n, kind, how);
+    this.#sinceSnapshot += 1;
   }
 
   /** The commit as another node applies it: the trace stays here, and an inbox entry named by id travels with its perception. */

@@ -3,8 +3,9 @@
  * lets go of the souls that map elsewhere now (each stops after its running turn, its lease is
  * released, and the new node opens it from its history), and opens the souls it gained: each
  * brought up to its history, its missed perceptions recorded, and activated if it has any to
- * answer. Opening a soul whose old node still holds its lease fails with LeaseHeldError; the
- * soul is then opened at its next perception (which comes back until then), or at the next change.
+ * answer. Opening a soul whose old node still holds its lease fails with LeaseHeldError, and
+ * an opening can fail for other reasons (its history kept changing while it was read): the soul
+ * is then opened again shortly, or at its next perception (which comes back until then).
  */
 import { LeaseHeldError } from "../../bus/index.ts";
 import type { SoulHost } from "../../../actors/soul/index.ts";
@@ -72,23 +73,24 @@ export function followOwnership(o: SoulMovesOptions, candidates: readonly string
 }
 
 /**
- * Opens souls for failover, a few at a time. Resolves with those another live node still
- * owns: left to it for now (the caller tries again).
+ * Opens souls for failover, a few at a time. Resolves with those not opened now, to be tried
+ * again: another live node still owns them, or their opening failed (their history kept
+ * changing under the read, NATS away). One soul's failed opening never fails the others.
  */
 export async function openSouls(failover: NodeFailover, ids: readonly string[], log: (line: string) => void): Promise<string[]> {
   const queue = [...ids];
-  const held: string[] = [];
+  const again: string[] = [];
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
       try {
         await failover.prepare(id);
       } catch (err) {
-        if (!(err instanceof LeaseHeldError)) throw err;
-        held.push(id);
-        log(`soul ${id} is still owned by node ${err.holder}, whose lease is live: it comes here once that node lets go`);
+        again.push(id);
+        if (err instanceof LeaseHeldError) log(`soul ${id} is still owned by node ${err.holder}, whose lease is live: it comes here once that node lets go`);
+        else log(`soul ${id} was not opened here (${err instanceof Error ? err.message : String(err)}): tried again shortly`);
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(16, queue.length) }, worker));
-  return held;
+  return again;
 }

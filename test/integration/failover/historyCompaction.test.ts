@@ -5,17 +5,18 @@
  * inbox ids, so a takeover's replay of missed perceptions answers nothing twice; and a stale
  * owner cannot remove what the new owner wrote.
  */
-import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { clusterSubjects, decodeEnvelope, historyStreamName, historySubject, isKind, type LeaseStore, type SoulHistoryLog } from "../../../runtime/bus/index.ts";
+import { withFaults } from "../../support/faults/faultArbitraries.ts";
 import { parseClusterConfig, startNode } from "../../../runtime/node/index.ts";
 import { openReplicatedSoul, type CompactionEvent, type OpenSoulOptions } from "../../../runtime/node/failover/index.ts";
 import { recordMissedPerceptions } from "../../../runtime/node/failover/missedPerceptions.ts";
 import type { Store } from "../../../runtime/store/index.ts";
 import { perceive, uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { describeWithNats } from "../../support/nats/describeWithNats.ts";
-import { historyFixture } from "../../support/failover/historyFixture.ts";
+import { historyFixture, largeState, until } from "../../support/failover/historyFixture.ts";
 import { sampleOutbox, sampleState } from "../../support/store/fixtures.ts";
 
 const EVERY = 5;
@@ -42,15 +43,14 @@ describeWithNats("compaction of a soul's replicated history", () => {
   const opener = (local: Store, soulId: string, log: SoulHistoryLog, leases: LeaseStore, nodeId: string, epoch: number, extra: Partial<OpenSoulOptions> = {}) =>
     openReplicatedSoul({ local: local.actor(soulId), log, leases, nodeId, epoch, onFenced: () => undefined, ...extra });
 
-  /** A soul opened on node a of a fresh cluster, compacting every EVERY records, with its reports. */
-  const compactingOnA = async (soulId: string) => {
-    const cluster = uniqueCluster("cmp");
+  /** A soul opened on node a (of a fresh cluster unless named), compacting every `every` records, with its reports. */
+  const compactingOnA = async (soulId: string, { cluster = uniqueCluster("cmp"), every = EVERY } = {}) => {
     const b1 = await bus(cluster);
     const leases = b1.leases!(2_000);
     const nodeA = await leases.holdNode("a", "machine-a");
     const storeA = store();
     const r = reports();
-    const a = await opener(storeA, soulId, b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report } });
+    const a = await opener(storeA, soulId, b1.soulHistory!(), leases, "a", nodeA.epoch, { compaction: { every, report: r.report } });
     return { cluster, b1, leases, nodeA, storeA, r, a };
   };
 
@@ -76,7 +76,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
     await r.compacted(4);
     expect(r.events.filter((e) => e.kind === "failed")).toEqual([]);
     expect(await recordsOf(cluster, "sam")).toBeLessThanOrEqual(EVERY + 1);
-    expect((await b1.soulHistory!().read("sam")).length).toBe(await recordsOf(cluster, "sam"));
+    expect((await b1.soulHistory!().read("sam")).entries.length).toBe(await recordsOf(cluster, "sam"));
     await nodeA.release();
 
     const nodeB = await leases.holdNode("b", "machine-b");
@@ -108,7 +108,7 @@ describeWithNats("compaction of a soul's replicated history", () => {
       await a.store.commitTurn({ state: sampleState(i), inboxDone: p.id });
     }
     await r.compacted(1);
-    const history = await b1.soulHistory!().read("ivy");
+    const history = (await b1.soulHistory!().read("ivy")).entries;
     expect(history).toHaveLength(1); // the snapshot alone: every turn that answered them is gone
     // One more arrives and is never answered here: the node is lost before its turn.
     const unanswered = await perceive(b1, "ivy", "are you there?");
@@ -126,43 +126,37 @@ describeWithNats("compaction of a soul's replicated history", () => {
     await nodeB.release();
   }, 20_000);
 
-  it("a stale owner's snapshot is fenced, and its late purge cannot remove the new owner's records", async () => {
+  it("a compaction replaces the records before its snapshot in one fenced step: a stale owner's, held until another node claimed the soul, removes nothing", async () => {
     const cluster = uniqueCluster("cmp");
     const [busA, busB] = [await bus(cluster), await bus(cluster)];
     const leaseBusA = await bus(cluster);
     const leasesA = leaseBusA.leases!(1_000);
     const leasesB = busB.leases!(1_000);
     const nodeA = await leasesA.holdNode("a", "machine-a");
-    // a's purges wait until let go: a paused process whose purge runs after the soul moved on.
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    const logA = busA.soulHistory!();
-    const slowLog: SoulHistoryLog = { ...logA, purgeBefore: async (soulId, seq) => (await gate, logA.purgeBefore(soulId, seq)) };
     const fenced: string[] = [];
     const r = reports();
     const storeA = store();
-    const a = await opener(storeA, "kit", slowLog, leasesA, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report }, onFenced: (id) => fenced.push(id) });
-    for (let turn = 1; turn <= EVERY; turn++) await a.store.commitTurn({ state: sampleState(turn) });
-    // The snapshot has landed (the next commit waits behind it); its purge has not.
-    await a.store.commitTurn({ state: sampleState(EVERY + 1) });
-    const beforeClaim = await recordsOf(cluster, "kit");
-    expect(beforeClaim).toBe(1 + EVERY + 1 + 1); // seed, five turns, snapshot, one more turn
-
-    await leaseBusA.close();
-    await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+    const a = await opener(storeA, "kit", busA.soulHistory!(), leasesA, "a", nodeA.epoch, { compaction: { every: EVERY, report: r.report }, onFenced: (id) => fenced.push(id) });
     const storeB = store();
-    const nodeB = await leasesB.holdNode("b", "machine-b");
-    const b = await opener(storeB, "kit", busB.soulHistory!(), leasesB, "b", nodeB.epoch);
-    for (let turn = EVERY + 2; turn <= EVERY + 4; turn++) await b.store.commitTurn({ state: sampleState(turn) });
+    const nodeB = await withFaults([{ point: "history.purge", match: { soulId: "kit" }, fault: { kind: "hold" } }], async (plan) => {
+      for (let turn = 1; turn <= EVERY; turn++) await a.store.commitTurn({ state: sampleState(turn) });
+      // The fifth record reached the count: a's compaction starts, and waits (a paused process).
+      const compaction = await plan.reached("history.purge");
+      expect(await recordsOf(cluster, "kit")).toBe(1 + EVERY); // the seed, five turns
 
-    // The stale owner snapshots again: fenced, nothing appended, nothing purged.
-    await expect(a.store.snapshot()).rejects.toThrow(/owned by another node/);
+      await leaseBusA.close();
+      await until(async () => !(await leasesB.nodeAlive("a")), 10_000);
+      const node = await leasesB.holdNode("b", "machine-b");
+      const b = await opener(storeB, "kit", busB.soulHistory!(), leasesB, "b", node.epoch);
+      for (let turn = EVERY + 1; turn <= EVERY + 3; turn++) await b.store.commitTurn({ state: sampleState(turn) });
+      // a wakes up: its compaction is fenced, so nothing is written and nothing removed.
+      compaction.release();
+      await a.store.settled();
+      return node;
+    });
     expect(fenced).toEqual(["kit"]);
-    // Its earlier purge goes through now: only what came before its own snapshot goes.
-    letGo();
-    await r.compacted(1);
-    const left = await busB.soulHistory!().read("kit");
-    expect(left).toHaveLength(1 + 1 + 1 + 3); // a's snapshot, a's turn after it, b's claim, b's three turns
+    expect(r.events.map((e) => e.kind)).toEqual(["failed"]);
+    expect(await recordsOf(cluster, "kit")).toBe(1 + EVERY + 1 + 3); // the seed, a's five turns, b's claim, b's three turns
     await nodeB.release();
 
     const nodeC = await leasesB.holdNode("c", "machine-c");
@@ -170,9 +164,42 @@ describeWithNats("compaction of a soul's replicated history", () => {
     const c = await opener(storeC, "kit", busB.soulHistory!(), leasesB, "c", nodeC.epoch);
     expect(c.restored).toBe("rebuilt");
     expect(storeC.actor("kit").loadState()).toEqual(storeB.actor("kit").loadState());
-    expect(storeC.actor("kit").loadState()?.turn).toBe(EVERY + 4);
+    expect(storeC.actor("kit").loadState()?.turn).toBe(EVERY + 3);
     await nodeC.release();
   }, 20_000);
+
+  it("a history stream made before compaction used rollups (no allow_rollup_hdrs) is brought to allow them, and compacts", async () => {
+    const cluster = uniqueCluster("cmp");
+    // As nodes of the previous version made it.
+    await jsm.streams.add({ name: historyStreamName(cluster), subjects: [`ensoul.${cluster}.history.*`], storage: StorageType.File, max_msg_size: 8 * 1024 * 1024 });
+    const { r, a } = await compactingOnA("old", { cluster });
+    for (let turn = 1; turn <= EVERY; turn++) await a.store.commitTurn({ state: sampleState(turn) });
+    await r.compacted(1);
+    expect(r.events.filter((e) => e.kind === "failed")).toEqual([]);
+    expect(await recordsOf(cluster, "old")).toBe(1);
+    expect((await jsm.streams.info(historyStreamName(cluster))).config.allow_rollup_hdrs).toBe(true);
+  }, 20_000);
+
+  it("a snapshot too large for one message does not compact (a rollup in parts would leave no whole record while they land): the records stay, it is reported, a revert's is written plain, a rebuild has all", async () => {
+    const { cluster, leases, nodeA, storeA, r, a } = await compactingOnA("big", { every: 2 });
+    for (let turn = 1; turn <= 4; turn++) await a.store.commitTurn({ state: largeState(turn) });
+    await a.store.settled();
+    const failures = r.events.filter((e) => e.kind === "failed");
+    expect(failures).toHaveLength(2);
+    expect(String((failures[0] as { error: unknown }).error)).toMatch(/does not fit in one message/);
+    expect((await bus(cluster).then((b) => b.soulHistory!().read("big"))).entries).toHaveLength(1 + 4); // the seed, four turns
+    // A revert's snapshot that large must reach the history all the same: written in parts, the records before it kept.
+    await a.store.snapshot();
+    expect((await bus(cluster).then((b) => b.soulHistory!().read("big"))).entries).toHaveLength(1 + 4 + 1);
+    await nodeA.release();
+
+    const nodeB = await leases.holdNode("b", "machine-b");
+    const storeB = store();
+    const b = await opener(storeB, "big", (await bus(cluster)).soulHistory!(), leases, "b", nodeB.epoch);
+    expect(b.restored).toBe("rebuilt");
+    expect(storeB.actor("big").loadState()).toEqual(storeA.actor("big").loadState());
+    await nodeB.release();
+  }, 40_000);
 
   it("nodes compact as the config says; the node that takes the soul over answers only what was never answered", async () => {
     const cluster = uniqueCluster("cmp");
@@ -211,11 +238,3 @@ describeWithNats("compaction of a soul's replicated history", () => {
     }
   }, 30_000);
 });
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import { connectNatsBus, type Bus } from "../../../runtime/bus/index.ts";
-import { openStore, type Store } from "../../../runtime/store/index.ts";
+import { openStore, type ActorState, type Store } from "../../../runtime/store/index.ts";
+import { sampleState } from "../store/fixtures.ts";
 import { startNatsServer, type NatsServerHandle } from "../nats/natsServer.ts";
 import { tempDirs } from "../tempDirs.ts";
 
@@ -45,4 +46,21 @@ export function historyFixture(prefix: string) {
       return s;
     },
   };
+}
+
+/** About 2.4 MB of working memory: a turn's record (or a snapshot) of it is over the server's 1 MiB max_payload. */
+export function largeState(turn: number): ActorState {
+  const state = sampleState(turn);
+  const memories = (state.workingMemory as { memories: Record<string, unknown>[] }).memories;
+  for (let i = 0; i < 40; i++) memories.push({ role: "user", content: `${i} ${"long story ".repeat(5_500)}`, _id: `big-${turn}-${i}`, _timestamp: 1 });
+  return state;
+}
+
+/** Resolves once `check` holds, looking every 50 ms; rejects after `ms`. */
+export async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
