@@ -66,7 +66,8 @@ export async function startNodeFailover(o: NodeFailoverOptions): Promise<NodeFai
   );
   let resolveLost!: (why: string) => void;
   const lost = new Promise<string>((r) => (resolveLost = r));
-  void lease.lost.then(resolveLost);
+  // A lease that cannot say why it was lost is lost all the same.
+  lease.lost.then(resolveLost, (err: unknown) => resolveLost(`node ${o.nodeId}'s lease failed: ${err instanceof Error ? err.message : String(err)}`));
   const opened = new Map<string, ReplicatedActorStore>();
 
   const compaction = loggedCompaction(o.nodeId, o.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, o.log);
