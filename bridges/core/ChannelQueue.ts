@@ -3,8 +3,10 @@
  * in order, so a reply's pieces never overtake each other and a rate-limited channel does
  * not hold up the others. A platform call that fails with a rate limit (`retryAfterMs` on the
  * error, which each platform sets from its 429's Retry-After) waits that long and runs again;
- * nothing is dropped for it. Other failures reject the call: the caller decides (a reply the
- * platform refused stays unacknowledged on the bus and comes back).
+ * nothing is dropped for it. Other failures reject the call: the caller decides (EditingSink
+ * tries a reply again later, from the ledger). Closed (a bridge stopping), it waits out no
+ * more rate limits: a call waiting for one fails now with it, and the caller keeps what it
+ * could not post for the next start.
  */
 
 export interface RateLimited {
@@ -37,15 +39,19 @@ export interface ChannelQueueOptions {
 
 export class ChannelQueue {
   readonly #tails = new Map<string, Promise<unknown>>();
-  readonly #o: Required<Omit<ChannelQueueOptions, "onRateLimited">> & Pick<ChannelQueueOptions, "onRateLimited">;
+  /** The rate-limit waits under way: a close ends them. */
+  readonly #waits = new Set<() => void>();
+  #closed = false;
+  readonly #o: Required<Pick<ChannelQueueOptions, "maxAttempts" | "maxWaitMs">> & Pick<ChannelQueueOptions, "onRateLimited">;
+  readonly #sleep: ChannelQueueOptions["sleep"];
 
   constructor(options: ChannelQueueOptions = {}) {
     this.#o = {
       maxAttempts: options.maxAttempts ?? 10,
       maxWaitMs: options.maxWaitMs ?? 60_000,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
       ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     };
+    this.#sleep = options.sleep;
   }
 
   /** Runs `call` after everything queued for `channel` before it. */
@@ -60,6 +66,12 @@ export class ChannelQueue {
     return result;
   }
 
+  /** No more rate limits waited out: the waits under way end now, their calls failing with the rate limit. */
+  close(): void {
+    this.#closed = true;
+    for (const wake of [...this.#waits]) wake();
+  }
+
   /** Resolves once every queued call has finished. */
   async idle(): Promise<void> {
     while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
@@ -71,11 +83,26 @@ export class ChannelQueue {
         return await call();
       } catch (err) {
         const wait = retryAfterOf(err);
-        if (wait === undefined || attempt >= this.#o.maxAttempts) throw err;
+        if (wait === undefined || attempt >= this.#o.maxAttempts || this.#closed) throw err;
         const ms = Math.min(wait, this.#o.maxWaitMs);
         this.#o.onRateLimited?.(channel, ms);
-        await this.#o.sleep(ms);
+        await this.#wait(ms);
+        if (this.#closed) throw err;
       }
     }
+  }
+
+  #wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const wake = () => {
+        clearTimeout(timer);
+        this.#waits.delete(wake);
+        resolve();
+      };
+      this.#waits.add(wake);
+      if (this.#sleep) void this.#sleep(ms).then(wake, wake);
+      else timer = setTimeout(wake, ms);
+    });
   }
 }

@@ -110,6 +110,23 @@ describe("BridgeRuntime", () => {
     await r.close();
   });
 
+  it("on an in-process bus, hands the sink speech published before it followed (a turn re-run at start, while the platform still connected)", async () => {
+    const data = dirs.make();
+    const first = rig(data);
+    await first.runtime.follow(new RecordingSink());
+    await first.runtime.receive(message());
+    await first.close();
+    // The next start: a fresh in-process stream, and the soul's re-run turn speaks before the bridge follows.
+    const second = rig(data);
+    const env = makeEnvelope("speech", "echo", "bridge-slack-echo", { proposalId: "echo:1:0", text: "answered at start", final: true }, { id: "echo:1:0", causation: "slack:T1:C1:100.1" });
+    await second.bus.publish(subjects.says("echo"), encodeEnvelope(env), { msgId: env.id });
+    const sink = new RecordingSink();
+    await second.runtime.follow(sink);
+    await tick();
+    expect(sink.finals.map(([s]) => s.text)).toEqual(["answered at start"]);
+    await second.close();
+  });
+
   it("refuses messages once its intake is closed (the platform retries), and publishes again at start what a crash cut short", async () => {
     const data = dirs.make();
     const first = rig(data);
