@@ -64,6 +64,8 @@ export class EditingSink implements SpeechSink {
   readonly #lanes: ReplyLanes;
   readonly #maxStreams: number;
   readonly #streamIdleMs: number;
+  /** Posts and edits still in flight of streams let go: a final for one waits for it, so its reference is in the ledger. */
+  readonly #settling = new Map<string, Promise<void>>();
   /** Replies taken up at start: their thinking indicator is no longer in memory, but may still show. */
   readonly #resumed = new Set<string>();
 
@@ -142,7 +144,7 @@ export class EditingSink implements SpeechSink {
     this.#lanes.close();
     this.queue.close();
     for (const stream of this.#streams.values()) this.#settle(stream);
-    await Promise.all([...this.#streams.values()].map((s) => s.busy?.catch(() => undefined)));
+    await Promise.all([...[...this.#streams.values()].map((s) => s.busy?.catch(() => undefined)), ...this.#settling.values()]);
     for (const { timer } of this.#thinking.values()) clearTimeout(timer);
     this.#thinking.clear();
     await this.#lanes.idle();
@@ -153,10 +155,7 @@ export class EditingSink implements SpeechSink {
     const now = Date.now();
     for (const [id, old] of this.#streams) {
       if (this.#streams.size < this.#maxStreams && old.lastPieceAt > now - this.#streamIdleMs) break;
-      // One whose post is in flight is kept: its reference must reach the ledger.
-      if (old.busy) continue;
-      this.#settle(old);
-      this.#streams.delete(id);
+      this.#letGo(id, old);
     }
     // A restart mid-utterance: the part already posted is edited, not posted again.
     const posted = this.ledger.post(speechId, 0);
@@ -172,6 +171,17 @@ export class EditingSink implements SpeechSink {
     if (speech.chunk > stream.next) stream.gap = true;
     stream.next = speech.chunk + 1;
     return !stream.gap;
+  }
+
+  #letGo(speechId: string, stream: Stream): void {
+    this.#settle(stream);
+    this.#streams.delete(speechId);
+    if (!stream.busy) return;
+    const busy = stream.busy.catch(() => undefined);
+    this.#settling.set(speechId, busy);
+    void busy.then(() => {
+      if (this.#settling.get(speechId) === busy) this.#settling.delete(speechId);
+    });
   }
 
   #settle(stream: Stream): void {
@@ -223,10 +233,8 @@ export class EditingSink implements SpeechSink {
   /** Makes the platform show the reply whole, then forgets it (ReplyLanes calls it, and again after a failure). */
   async #deliver(speechId: string, reply: PendingReply): Promise<void> {
     const stream = this.#streams.get(speechId);
-    if (stream) {
-      this.#settle(stream);
-      await stream.busy?.catch(() => undefined);
-    }
+    if (stream) this.#settle(stream);
+    await (stream?.busy ?? this.#settling.get(speechId))?.catch(() => undefined);
     const parts = splitText(reply.text, this.#limit(reply.speaker));
     if (parts.length) await this.#poster.joinThread(reply.speaker, reply.conversation);
     for (const [part, text] of parts.entries()) await this.#poster.ensure({ speechId, part, speaker: reply.speaker }, reply.conversation, text, true);

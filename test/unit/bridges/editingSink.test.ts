@@ -125,6 +125,28 @@ describe("EditingSink", () => {
     await store.close();
   });
 
+  it("after a restart mid-utterance, pieces that come without those before them are not shown: the draft waits for the final", async () => {
+    const data = dirs.make();
+    const platform = new FakePlatform();
+    let store = openStore({ path: data, noSync: true });
+    // Before the restart: the draft showed the first pieces, its reference recorded.
+    const ref = await platform.post(conv, "Hello. How are ", { speechId: "s:5:0", part: 0, speaker: { kind: "soul" } });
+    await new BridgeLedger(store, "bridge-test").recordPost("s:5:0", 0, { ref, shown: "Hello. How are ", at: Date.now() });
+    await store.close();
+    store = openStore({ path: data, noSync: true });
+    const { sink } = rig(platform, store);
+    // The bus delivers again only what was not acknowledged: pieces 2 and 3 of four.
+    sink.chunk({ ...speech("you ", false, "s:5:0"), chunk: 2 }, conv);
+    sink.chunk({ ...speech("today?", false, "s:5:0"), chunk: 3 }, conv);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(platform.texts()).toEqual(["Hello. How are "]);
+    await sink.final(speech("Hello. How are you today?", true, "s:5:0"), conv);
+    await sink.idle();
+    expect(platform.texts()).toEqual(["Hello. How are you today?"]);
+    await sink.close();
+    await store.close();
+  });
+
   it("waits out a rate limit and posts once; ignores a chunk that arrives after its final", async () => {
     const platform = new FakePlatform();
     platform.rateLimitPosts = 2;
