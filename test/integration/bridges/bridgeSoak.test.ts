@@ -6,6 +6,8 @@
  * 5 s and is pruned every second; 100 streams at most), the heap and the LMDB file stay flat
  * after warm-up: nothing the bridge keeps grows with the number of messages.
  *
+ * SOAK_MESSAGES=20000 runs a shorter one (the bounds are then checked on fewer samples).
+ *
  * The echo soul is a subscriber that answers each perception on the soul's says subject as a
  * soul's outbox would (a piece, then the final): a real soul's turn would make the soak a
  * benchmark of turns, not of the bridge. The platform is an outlet that keeps nothing.
@@ -141,11 +143,12 @@ describe("a chat bridge taking 100,000 messages", () => {
     expect(platform.posts).toBe(MESSAGES);
     expect(runtime.counters).toMatchObject({ received: MESSAGES, perceptions: MESSAGES, posted: MESSAGES });
     expect(sizes.replies).toBe(0);
+    // Flat: without the bounds the heap grew about 1 MB and the LMDB file about 5 MB per 10,000 messages.
     const after = samples.filter((s) => s.at > WARM_UP);
     const first = after[0]!;
     for (const s of after) {
-      expect(s.heapMB, `heap at ${s.at} messages vs ${first.at}`).toBeLessThan(first.heapMB + 16);
-      expect(s.lmdbMB, `LMDB at ${s.at} messages vs ${first.at}`).toBeLessThanOrEqual(first.lmdbMB * 1.25 + 1);
+      expect(s.heapMB, `heap at ${s.at} messages vs ${first.at}`).toBeLessThan(first.heapMB + 5);
+      expect(s.lmdbMB, `LMDB at ${s.at} messages vs ${first.at}`).toBeLessThanOrEqual(first.lmdbMB * 1.25 + 0.5);
     }
   }, 180_000);
 });
