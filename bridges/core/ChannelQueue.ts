@@ -8,6 +8,7 @@
  * more rate limits: a call waiting for one fails now with it, and the caller keeps what it
  * could not post for the next start.
  */
+import { Lanes, Waits } from "./Lanes.ts";
 
 export interface RateLimited {
   retryAfterMs: number;
@@ -38,12 +39,9 @@ export interface ChannelQueueOptions {
 }
 
 export class ChannelQueue {
-  readonly #tails = new Map<string, Promise<unknown>>();
-  /** The rate-limit waits under way: a close ends them. */
-  readonly #waits = new Set<() => void>();
-  #closed = false;
+  readonly #lanes = new Lanes();
+  readonly #waits: Waits;
   readonly #o: Required<Pick<ChannelQueueOptions, "maxAttempts" | "maxWaitMs">> & Pick<ChannelQueueOptions, "onRateLimited">;
-  readonly #sleep: ChannelQueueOptions["sleep"];
 
   constructor(options: ChannelQueueOptions = {}) {
     this.#o = {
@@ -51,30 +49,22 @@ export class ChannelQueue {
       maxWaitMs: options.maxWaitMs ?? 60_000,
       ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     };
-    this.#sleep = options.sleep;
+    this.#waits = new Waits(options.sleep);
   }
 
   /** Runs `call` after everything queued for `channel` before it. */
   run<T>(channel: string, call: () => Promise<T>): Promise<T> {
-    const before = this.#tails.get(channel) ?? Promise.resolve();
-    const result = before.then(() => this.#attempt(channel, call), () => this.#attempt(channel, call));
-    const tail = result.catch(() => undefined);
-    this.#tails.set(channel, tail);
-    void tail.then(() => {
-      if (this.#tails.get(channel) === tail) this.#tails.delete(channel);
-    });
-    return result;
+    return this.#lanes.run(channel, () => this.#attempt(channel, call));
   }
 
   /** No more rate limits waited out: the waits under way end now, their calls failing with the rate limit. */
   close(): void {
-    this.#closed = true;
-    for (const wake of [...this.#waits]) wake();
+    this.#waits.close();
   }
 
   /** Resolves once every queued call has finished. */
-  async idle(): Promise<void> {
-    while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
+  idle(): Promise<void> {
+    return this.#lanes.idle();
   }
 
   async #attempt<T>(channel: string, call: () => Promise<T>): Promise<T> {
@@ -83,26 +73,12 @@ export class ChannelQueue {
         return await call();
       } catch (err) {
         const wait = retryAfterOf(err);
-        if (wait === undefined || attempt >= this.#o.maxAttempts || this.#closed) throw err;
+        if (wait === undefined || attempt >= this.#o.maxAttempts || this.#waits.closed) throw err;
         const ms = Math.min(wait, this.#o.maxWaitMs);
         this.#o.onRateLimited?.(channel, ms);
-        await this.#wait(ms);
-        if (this.#closed) throw err;
+        await this.#waits.wait(ms);
+        if (this.#waits.closed) throw err;
       }
     }
-  }
-
-  #wait(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const wake = () => {
-        clearTimeout(timer);
-        this.#waits.delete(wake);
-        resolve();
-      };
-      this.#waits.add(wake);
-      if (this.#sleep) void this.#sleep(ms).then(wake, wake);
-      else timer = setTimeout(wake, ms);
-    });
   }
 }

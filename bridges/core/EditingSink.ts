@@ -10,8 +10,9 @@
  * part is posted once (PartPoster.ts).
  *
  * Streams are bounded: a streamed proposal a gate intercepted gets no final, so a stream with no
- * piece for `streamIdleMs`, or the one idle longest past `maxStreams`, is let go. Its draft stays
- * as it was shown; a final arriving later still finds the post in the ledger.
+ * piece for `idleMs`, or the one idle longest past `max`, is let go. Its draft stays as it was
+ * shown; a final arriving later still finds the post in the ledger. Thinking indicators are
+ * bounded by the same `max` (the oldest goes) and by THINKING_MAX_MS.
  */
 import { DEFAULT_MAX_STREAMS, DEFAULT_STREAM_IDLE_MS, type StreamBounds } from "./bridgeBounds.ts";
 import type { BridgeLedger, PendingReply } from "./BridgeLedger.ts";
@@ -95,6 +96,8 @@ export class EditingSink implements SpeechSink {
 
   thinking(perception: string, conversation: Conversation): void {
     if (!this.outlet.thinking || this.#thinking.has(perception)) return;
+    // As many as streams at most: past it, the oldest indicator goes (a soul that never answers must not grow the map).
+    if (this.#thinking.size >= this.#maxStreams) this.#stopThinking(this.#thinking.keys().next().value as string);
     const timer = setTimeout(() => this.#stopThinking(perception), THINKING_MAX_MS);
     timer.unref?.();
     this.#thinking.set(perception, { conversation, timer });

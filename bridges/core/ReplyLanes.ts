@@ -11,6 +11,7 @@
  * stays in the ledger, and the next start takes it up (EditingSink.resume).
  */
 import type { PendingReply } from "./BridgeLedger.ts";
+import { Lanes, Waits } from "./Lanes.ts";
 
 export const DEFAULT_REPLY_ATTEMPTS = 6;
 export const DEFAULT_RETRY_FIRST_MS = 1_000;
@@ -31,12 +32,10 @@ export class ReplyLanes {
   readonly #o: ReplyLanesOptions;
   readonly #attempts: number;
   readonly #retryFirstMs: number;
-  /** Each channel's last delivery, while it has one. */
-  readonly #tails = new Map<string, Promise<void>>();
+  readonly #lanes = new Lanes();
+  readonly #waits = new Waits();
   /** Speech ids queued or under way: a final delivered twice by the bus is one delivery. */
   readonly #queued = new Set<string>();
-  readonly #waits = new Set<() => void>();
-  #closed = false;
 
   constructor(options: ReplyLanesOptions) {
     this.#o = options;
@@ -50,54 +49,39 @@ export class ReplyLanes {
 
   /** Queues the reply behind its channel's others; false when it is queued already. */
   add(speechId: string, reply: PendingReply): boolean {
-    if (this.#queued.has(speechId) || this.#closed) return false;
+    if (this.#queued.has(speechId) || this.#waits.closed) return false;
     this.#queued.add(speechId);
-    const channel = reply.conversation.channel;
-    const tail = (this.#tails.get(channel) ?? Promise.resolve()).then(() => this.#run(speechId, reply)).finally(() => this.#queued.delete(speechId));
-    this.#tails.set(channel, tail);
-    void tail.then(() => {
-      if (this.#tails.get(channel) === tail) this.#tails.delete(channel);
-    });
+    void this.#lanes
+      .run(reply.conversation.channel, () => this.#run(speechId, reply))
+      .catch(() => undefined)
+      .finally(() => this.#queued.delete(speechId));
     return true;
   }
 
   /** Starts nothing more; a wait before a retry ends now. */
   close(): void {
-    this.#closed = true;
-    for (const wake of [...this.#waits]) wake();
+    this.#waits.close();
   }
 
   /** Resolves once no lane is delivering. */
-  async idle(): Promise<void> {
-    while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
+  idle(): Promise<void> {
+    return this.#lanes.idle();
   }
 
   async #run(speechId: string, reply: PendingReply): Promise<void> {
-    for (let tries = 1; !this.#closed; tries++) {
+    for (let tries = 1; !this.#waits.closed; tries++) {
       try {
         await this.#o.deliver(speechId, reply);
         return;
       } catch (err) {
         // Stopping: the reply stays in the ledger, for the next start.
-        if (this.#closed) return;
-        // Giving up reports itself; a lane never ends in a rejection, or the next delivery would be skipped.
+        if (this.#waits.closed) return;
+        // Giving up reports itself (and a failure to report must not become an unhandled rejection).
         if (tries >= this.#attempts) return await this.#o.gaveUp(speechId, reply, err, tries).catch(() => undefined);
         const retryInMs = Math.min(RETRY_MAX_MS, this.#retryFirstMs * 2 ** (tries - 1));
         this.#o.failed(speechId, reply, err, retryInMs);
-        await this.#wait(retryInMs);
+        await this.#waits.wait(retryInMs);
       }
     }
-  }
-
-  #wait(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.#waits.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.#waits.add(wake);
-    });
   }
 }

@@ -12,7 +12,8 @@
  *   must come within it, or it finds no conversation to go to.
  * - `ledger.pruneEveryMs` (default an hour): how often a running bridge prunes (and once at start).
  * - `streams.max` (default 1,000): streamed replies followed at once; past it the one idle
- *   longest is let go (its draft stays as shown; its final still edits it).
+ *   longest is let go (its draft stays as shown; its final still edits it). Also the thinking
+ *   indicators shown at once (past it, the oldest is taken down).
  * - `streams.idleMs` (default 10 minutes): a stream with no new piece for this long is let go (a
  *   streamed proposal a gate intercepted gets no final).
  */

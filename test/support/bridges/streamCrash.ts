@@ -14,11 +14,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { FaultRule } from "../../../runtime/faults/index.ts";
 import { loadClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
 import { spawnNode, type NodeProcess } from "../cluster/cliProcess.ts";
-import type { ScriptedServer } from "../wire/anthropicServer.ts";
+import { tempDirs } from "../tempDirs.ts";
+import { startAnthropicServer, type ScriptedServer } from "../wire/anthropicServer.ts";
 
 /** About the length of the answer the issue saw cut at its 60th character. */
 export const ANSWER =
@@ -57,7 +58,7 @@ function scriptModel(model: ScriptedServer): void {
   model.reset().enqueue({ type: "reply", text: ANSWER, chunkDelayMs: 60 }).otherwise({ type: "reply", text: ANSWER });
 }
 
-export interface CrashRun {
+interface CrashRun {
   dir: string;
   model: ScriptedServer;
   platform: CrashPlatform;
@@ -67,7 +68,28 @@ export interface CrashRun {
   restarted: EnsoulNode[];
 }
 
-export async function crashMidStream(o: CrashRun): Promise<void> {
+/**
+ * The model server, the data directories and the nodes of a file of crash tests, set up and
+ * cleaned up by the file's hooks; `crash(kill)` runs one kill point against `platform`.
+ */
+export function streamCrashRig(platform: CrashPlatform): { crash(kill: KillPoint): Promise<void> } {
+  const dirs = tempDirs("ensoul-stream-crash-");
+  const nodes: NodeProcess[] = [];
+  const restarted: EnsoulNode[] = [];
+  let model: ScriptedServer | undefined;
+  beforeAll(async () => void (model = await startAnthropicServer()));
+  afterAll(async () => {
+    await model?.close();
+    dirs.cleanup();
+  });
+  afterEach(async () => {
+    for (const n of nodes.splice(0)) await n.kill("SIGKILL");
+    for (const n of restarted.splice(0)) await n.stop();
+  });
+  return { crash: (kill) => crashMidStream({ dir: dirs.make(), model: model!, platform, kill, nodes, restarted }) };
+}
+
+async function crashMidStream(o: CrashRun): Promise<void> {
   scriptModel(o.model);
   const config = join(o.dir, "cluster.yaml");
   writeFileSync(config, `cluster: streamcrash\nsouls:\n  - { id: sam, blueprint: samantha }\nbridges:\n  - ${await o.platform.bridge()}\n`);

@@ -79,6 +79,17 @@ describe("the editing sink's streams", () => {
     await close();
   });
 
+  it("shows at most streams.max thinking indicators: past it the oldest is taken down", async () => {
+    const store = openStore({ path: dirs.make(), noSync: true });
+    const shown: [string, boolean][] = [];
+    const platform = Object.assign(new QuietPlatform(), { thinking: async (c: Conversation, on: boolean) => void shown.push([c.messageId, on]) });
+    const s = new EditingSink(platform, new BridgeLedger(store, "bridge-t"), new ChannelQueue(), { count: () => undefined, report: () => undefined }, { max: 10 });
+    for (let i = 0; i < 50; i++) s.thinking(`p${i}`, { ...conv, messageId: String(i) });
+    await s.close();
+    expect(shown.filter(([, on]) => !on).map(([id]) => id)).toEqual(Array.from({ length: 40 }, (_, i) => String(i)));
+    await store.close();
+  });
+
   it("lets a stream go after streams.idleMs without a piece", async () => {
     const { sink: s, close } = sink({ idleMs: 50 });
     for (let i = 0; i < 20; i++) s.chunk(piece(`echo:${i}:0`, "Some words ", 0), conv);

@@ -5,8 +5,8 @@
  * short is done again at the next start.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { BridgeRuntime, DEFAULT_POLICY, decide, type Conversation, type PlatformMessage, type Speech, type SpeechSink } from "../../../bridges/core/index.ts";
-import { clusterSubjects, createInProcessBus, decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../../runtime/bus/index.ts";
+import { BridgeRuntime, ChannelQueue, DEFAULT_POLICY, decide, EditingSink, type Conversation, type PlatformMessage, type Speech, type SpeechSink } from "../../../bridges/core/index.ts";
+import { clusterSubjects, createInProcessBus, decodeDeadLetter, decodeEnvelope, encodeEnvelope, makeEnvelope, type DeadLetter, type Envelope } from "../../../runtime/bus/index.ts";
 import { openStore } from "../../../runtime/store/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
@@ -125,6 +125,23 @@ describe("BridgeRuntime", () => {
     await tick();
     expect(sink.finals.map(([s]) => s.text)).toEqual(["answered at start"]);
     await second.close();
+  });
+
+  it("dead-letters a reply the platform refuses on every try, with the reason, and keeps it no longer", async () => {
+    const r = rig();
+    const dead: DeadLetter[] = [];
+    r.bus.subscribe(subjects.dead, (m) => void dead.push(decodeDeadLetter(m.data)!));
+    const refusing = { limit: 2000, editIntervalMs: 10, post: async () => Promise.reject(new Error("Missing Access")), edit: async () => undefined };
+    const hooks = { count: () => undefined, report: () => undefined, gaveUp: r.runtime.deadLetterReply.bind(r.runtime) };
+    const sink = new EditingSink(refusing, r.runtime.ledger, new ChannelQueue(), hooks, { attempts: 3, retryFirstMs: 1 });
+    await r.runtime.follow(sink);
+    await r.runtime.receive(message());
+    await r.bus.publish(subjects.says("echo"), encodeEnvelope(makeEnvelope("speech", "echo", "bridge-slack-echo", { proposalId: "echo:1:0", text: "never shown", final: true }, { id: "echo:1:0", causation: "slack:T1:C1:100.1" })));
+    const until = Date.now() + 5000;
+    while (dead.length === 0 && Date.now() < until) await tick();
+    expect(dead).toEqual([expect.objectContaining({ subject: subjects.says("echo"), reason: "handler failed on delivery 3, the last one allowed: bridge slack-echo could not post echo:1:0 in slack channel C1: Missing Access" })]);
+    expect(r.runtime.ledger.pendingReplies()).toEqual([]);
+    await r.close();
   });
 
   it("refuses messages once its intake is closed (the platform retries), and publishes again at start what a crash cut short", async () => {
