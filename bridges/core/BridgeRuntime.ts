@@ -54,7 +54,7 @@ export class BridgeRuntime {
   #speech: DurableConsumer | undefined;
   readonly #bounds: LedgerBounds;
   #pruning: ReturnType<typeof setInterval> | undefined;
-  #prune: Promise<unknown> | undefined;
+  #prune: Promise<number> | undefined;
 
   constructor(private readonly o: BridgeRuntimeOptions) {
     this.name = o.name;
@@ -175,11 +175,10 @@ export class BridgeRuntime {
 
   /** Removes ledger entries older than `keepMs` (one prune at a time); resolves to how many went. */
   pruneLedger(now = Date.now()): Promise<number> {
-    const prune = (this.#prune ??= this.ledger
+    return (this.#prune ??= this.ledger
       .prune(this.#bounds.keepMs, now)
       .catch((err: unknown) => (this.report(err, "pruning the ledger"), 0))
       .finally(() => (this.#prune = undefined)));
-    return prune as Promise<number>;
   }
 
   /**

@@ -8,7 +8,8 @@
  * `daimonWebhooks`, a channel webhook's under the daimon's own name. The reference the ledger
  * keeps says which, so an edit after a restart is made the same way.
  *
- * Rate limits need nothing here: discord.js's REST client waits out a 429 and sends again.
+ * Rate limits need nothing here: discord.js's REST client waits out a 429 and sends again, and
+ * the core posts each channel's replies in their own lane, so the wait holds only that channel.
  */
 import { DiscordAPIError, escapeMarkdown, type Client, type MessageCreateOptions, type SendableChannels } from "discord.js";
 import type { Conversation, PlatformOutlet, PostedRef, PostKey, Speaker } from "../core/index.ts";
