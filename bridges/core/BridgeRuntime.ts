@@ -9,10 +9,11 @@
  * SpeechSink for what the soul says.
  */
 import { createActor, type ActorOptions } from "xstate";
-import { decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer } from "../../runtime/bus/index.ts";
+import { deadLetter, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer } from "../../runtime/bus/index.ts";
 import { atFaultPoint, type FaultPoint } from "../../runtime/faults/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
-import { BridgeLedger } from "./BridgeLedger.ts";
+import type { LedgerBounds } from "./bridgeBounds.ts";
+import { BridgeLedger, DEFAULT_LEDGER_KEEP_MS, DEFAULT_LEDGER_PRUNE_EVERY_MS, type PendingReply } from "./BridgeLedger.ts";
 import { bridgeMachine, bridgeStateOf, type BridgeActor, type BridgeCounters } from "./bridgeMachine.ts";
 import { decide, type BridgePolicy } from "./bridgePolicy.ts";
 import { perceptionOf, type BridgeType, type Conversation, type PlatformMessage } from "./PlatformMessage.ts";
@@ -30,6 +31,8 @@ export interface BridgeRuntimeOptions {
   ackWaitMs?: number;
   /** The fault point of this platform's perception publish, when it has one (the HTTP bridge: `http.publish`). */
   publishPoint?: FaultPoint;
+  /** How long the ledger keeps entries and how often it is pruned (bridgeBounds.ts; defaults: 7 days, an hour). */
+  ledger?: Partial<LedgerBounds>;
   report(err: unknown, what: string): void;
   inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
 }
@@ -54,6 +57,9 @@ export class BridgeRuntime {
   /** Messages being taken, by perception id: a repeat arriving meanwhile waits for the first. */
   readonly #taking = new Map<string, Promise<unknown>>();
   #speech: DurableConsumer | undefined;
+  readonly #bounds: LedgerBounds;
+  #pruning: ReturnType<typeof setInterval> | undefined;
+  #prune: Promise<number> | undefined;
 
   constructor(private readonly o: BridgeRuntimeOptions) {
     this.name = o.name;
@@ -61,6 +67,8 @@ export class BridgeRuntime {
     this.soul = o.soul;
     this.address = `bridge-${o.name}`;
     this.ledger = new BridgeLedger(o.store, this.address);
+    // The config checks its bounds (bridgeBounds.ts); code may ask for less (a test of seconds).
+    this.#bounds = { keepMs: o.ledger?.keepMs ?? DEFAULT_LEDGER_KEEP_MS, pruneEveryMs: o.ledger?.pruneEveryMs ?? DEFAULT_LEDGER_PRUNE_EVERY_MS };
     this.actor = createActor(bridgeMachine, { input: { name: o.name, type: o.type, soul: o.soul }, id: this.address, ...(o.inspect ? { inspect: o.inspect } : {}) });
     this.actor.start();
   }
@@ -95,14 +103,21 @@ export class BridgeRuntime {
   }
 
   /**
-   * Starts following the soul's speech into `sink`, and publishes again the messages taken
-   * whose publish a crash cut short. Call once the platform side is ready to post.
+   * Starts following the soul's speech into `sink` (after what a restart left pending in it),
+   * prunes the ledger now and every `pruneEveryMs`, and publishes again the messages taken whose
+   * publish a crash cut short. Call once the platform side is ready to post.
    */
   async follow(sink: SpeechSink): Promise<void> {
     this.#sink = sink;
-    await this.ledger.prune().catch((err: unknown) => this.report(err, "pruning the ledger"));
+    await this.pruneLedger();
+    this.#pruning = setInterval(() => void this.pruneLedger(), this.#bounds.pruneEveryMs);
+    this.#pruning.unref?.();
+    await sink.resume?.();
     this.#speech = await this.o.bus.durable(this.o.subjects.says(this.soul), this.address, (msg) => this.#hear(msg.data), {
-      deliver: "new",
+      // An in-process stream starts empty with its process: all of it is speech of this run, some
+      // perhaps a re-run turn's, published while the bridge was still connecting. NATS keeps the
+      // consumer's place across restarts; a new one starts at what is new.
+      deliver: this.o.bus.kind === "in-process" ? "all" : "new",
       ...(this.o.ackWaitMs !== undefined ? { ackWaitMs: this.o.ackWaitMs } : {}),
     });
     for (const message of this.ledger.unpublished()) {
@@ -208,12 +223,33 @@ export class BridgeRuntime {
     await this.ledger.leaveToCaller(perceptionId);
   }
 
-  /** Stops following speech (what is in flight is posted first) and stops the machine. */
+  /** Removes ledger entries older than `keepMs` (one prune at a time); resolves to how many went. */
+  pruneLedger(now = Date.now()): Promise<number> {
+    return (this.#prune ??= this.ledger
+      .prune(this.#bounds.keepMs, now)
+      .catch((err: unknown) => (this.report(err, "pruning the ledger"), 0))
+      .finally(() => (this.#prune = undefined)));
+  }
+
+  /**
+   * Stops following speech (the speech in hand is recorded first) and stops the machine. Posts
+   * under way finish; what the platform holds back stays in the ledger for the next start.
+   */
   async stop(): Promise<void> {
     this.actor.send({ type: "STOP" });
+    clearInterval(this.#pruning);
     await this.#speech?.stop();
     await this.#sink?.close?.();
+    await this.#prune;
     this.actor.send({ type: "STOPPED" });
+  }
+
+  /** A reply the platform would not take after every try: a dead letter says so, as for any speech that could not be delivered. */
+  async deadLetterReply(speechId: string, reply: PendingReply, err: unknown, tries: number): Promise<void> {
+    const env = makeEnvelope("speech", reply.speaker.kind === "soul" ? this.soul : `daimon-${reply.speaker.name}`, this.address, { proposalId: speechId, text: reply.text, final: true }, { causation: reply.perception });
+    const why = err instanceof Error ? err.message : String(err);
+    const reason = `handler failed on delivery ${tries}, the last one allowed: bridge ${this.name} could not post ${speechId} in ${reply.conversation.platform} channel ${reply.conversation.channel}: ${why}`;
+    await deadLetter(this.o.bus, this.o.bus.cluster, { subject: this.o.subjects.says(this.soul), reason, data: encodeEnvelope(env) });
   }
 
   async #publish(message: PlatformMessage): Promise<void> {

@@ -6,10 +6,14 @@ import type { ActorOptions } from "xstate";
 import type { WhisperRequestHandler } from "../../actors/daimon/index.ts";
 import type { Bus, ClusterSubjects } from "../../runtime/bus/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
+import type { LedgerBounds, StreamBounds } from "./bridgeBounds.ts";
 import type { bridgeMachine, BridgeCounters } from "./bridgeMachine.ts";
 import { BridgeRuntime, type BridgeRuntimeOptions } from "./BridgeRuntime.ts";
 import { DEFAULT_POLICY, type BridgePolicy } from "./bridgePolicy.ts";
+import type { ChannelQueue } from "./ChannelQueue.ts";
+import { EditingSink } from "./EditingSink.ts";
 import type { BridgeType } from "./PlatformMessage.ts";
+import type { PlatformOutlet } from "./SpeechSink.ts";
 
 /** A `bridges` entry of the cluster config: `{type, soul, node?, options?}`. */
 export interface BridgeEntry {
@@ -66,8 +70,8 @@ export function statusOf(runtime: BridgeRuntime, extra: Partial<BridgeStatus> = 
   return { name: runtime.name, type: runtime.type, soul: runtime.soul, state: runtime.state, counters: context.counters, ...(context.lastError ? { lastError: context.lastError } : {}), ...extra };
 }
 
-/** The core runtime of the bridge a start context describes, with the platform's policy (default: DEFAULT_POLICY). */
-export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undefined, extra: Pick<BridgeRuntimeOptions, "publishPoint"> = {}): BridgeRuntime {
+/** The core runtime of the bridge a start context describes, with the platform's policy (default: DEFAULT_POLICY), ledger bounds (bridgeBounds.ts) and publish fault point. */
+export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undefined, extra: Pick<BridgeRuntimeOptions, "publishPoint" | "ledger"> = {}): BridgeRuntime {
   return new BridgeRuntime({
     ...extra,
     name: ctx.name,
@@ -80,4 +84,14 @@ export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undef
     report: ctx.report,
     ...(ctx.inspect ? { inspect: ctx.inspect } : {}),
   });
+}
+
+/** A chat platform's sink (Slack, Discord): speech posted and edited through `outlet`, counted and reported on the runtime, a reply given up on dead-lettered. */
+export function chatSinkFor(runtime: BridgeRuntime, outlet: PlatformOutlet, queue: ChannelQueue, streams?: Partial<StreamBounds>): EditingSink {
+  const hooks = {
+    count: (counter: keyof BridgeCounters) => runtime.count(counter),
+    report: (err: unknown, what: string) => runtime.report(err, what),
+    gaveUp: (speechId: string, reply: Parameters<BridgeRuntime["deadLetterReply"]>[1], err: unknown, tries: number) => runtime.deadLetterReply(speechId, reply, err, tries),
+  };
+  return new EditingSink(outlet, runtime.ledger, queue, hooks, streams ?? {});
 }

@@ -3,9 +3,12 @@
  * in order, so a reply's pieces never overtake each other and a rate-limited channel does
  * not hold up the others. A platform call that fails with a rate limit (`retryAfterMs` on the
  * error, which each platform sets from its 429's Retry-After) waits that long and runs again;
- * nothing is dropped for it. Other failures reject the call: the caller decides (a reply the
- * platform refused stays unacknowledged on the bus and comes back).
+ * nothing is dropped for it. Other failures reject the call: the caller decides (EditingSink
+ * tries a reply again later, from the ledger). Closed (a bridge stopping), it waits out no
+ * more rate limits: a call waiting for one fails now with it, and the caller keeps what it
+ * could not post for the next start.
  */
+import { Lanes, Waits } from "./Lanes.ts";
 
 export interface RateLimited {
   retryAfterMs: number;
@@ -36,33 +39,32 @@ export interface ChannelQueueOptions {
 }
 
 export class ChannelQueue {
-  readonly #tails = new Map<string, Promise<unknown>>();
-  readonly #o: Required<Omit<ChannelQueueOptions, "onRateLimited">> & Pick<ChannelQueueOptions, "onRateLimited">;
+  readonly #lanes = new Lanes();
+  readonly #waits: Waits;
+  readonly #o: Required<Pick<ChannelQueueOptions, "maxAttempts" | "maxWaitMs">> & Pick<ChannelQueueOptions, "onRateLimited">;
 
   constructor(options: ChannelQueueOptions = {}) {
     this.#o = {
       maxAttempts: options.maxAttempts ?? 10,
       maxWaitMs: options.maxWaitMs ?? 60_000,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
       ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     };
+    this.#waits = new Waits(options.sleep);
   }
 
   /** Runs `call` after everything queued for `channel` before it. */
   run<T>(channel: string, call: () => Promise<T>): Promise<T> {
-    const before = this.#tails.get(channel) ?? Promise.resolve();
-    const result = before.then(() => this.#attempt(channel, call), () => this.#attempt(channel, call));
-    const tail = result.catch(() => undefined);
-    this.#tails.set(channel, tail);
-    void tail.then(() => {
-      if (this.#tails.get(channel) === tail) this.#tails.delete(channel);
-    });
-    return result;
+    return this.#lanes.run(channel, () => this.#attempt(channel, call));
+  }
+
+  /** No more rate limits waited out: the waits under way end now, their calls failing with the rate limit. */
+  close(): void {
+    this.#waits.close();
   }
 
   /** Resolves once every queued call has finished. */
-  async idle(): Promise<void> {
-    while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
+  idle(): Promise<void> {
+    return this.#lanes.idle();
   }
 
   async #attempt<T>(channel: string, call: () => Promise<T>): Promise<T> {
@@ -71,10 +73,11 @@ export class ChannelQueue {
         return await call();
       } catch (err) {
         const wait = retryAfterOf(err);
-        if (wait === undefined || attempt >= this.#o.maxAttempts) throw err;
+        if (wait === undefined || attempt >= this.#o.maxAttempts || this.#waits.closed) throw err;
         const ms = Math.min(wait, this.#o.maxWaitMs);
         this.#o.onRateLimited?.(channel, ms);
-        await this.#o.sleep(ms);
+        await this.#waits.wait(ms);
+        if (this.#waits.closed) throw err;
       }
     }
   }

@@ -3,19 +3,27 @@
  * pieces after it edit that message at most once per `editIntervalMs`, and the final text
  * replaces it, split at the platform's limit into further messages when it is long.
  *
- * Each part of each speech is posted once, also across a crash: the ledger records the post
- * before it is made (no reference yet) and its reference after. A part recorded without a
- * reference may have reached the platform; the platform is asked first (`find`), or the post
- * carries the platform's own idempotency key (`post`'s key), before it is made again.
+ * A final is recorded in the ledger as a pending reply before the bus is told it was taken, and
+ * delivered in its channel's lane (ReplyLanes.ts): the bus consumer never waits on a platform,
+ * and a slow channel holds back only itself. What a crash leaves pending is taken up at the next
+ * start (`resume`): a streamed draft cut short is edited, or continued, to the final text. Each
+ * part is posted once (PartPoster.ts).
+ *
+ * Streams are bounded: a streamed proposal a gate intercepted gets no final, so a stream with no
+ * piece for `idleMs`, or the one idle longest past `max`, is let go. Its draft stays as it was
+ * shown; a final arriving later still finds the post in the ledger. Thinking indicators are
+ * bounded by the same `max` (the oldest goes) and by THINKING_MAX_MS.
  */
-import type { BridgeLedger, PostedRef } from "./BridgeLedger.ts";
+import { DEFAULT_MAX_STREAMS, DEFAULT_STREAM_IDLE_MS, type StreamBounds } from "./bridgeBounds.ts";
+import type { BridgeLedger, PendingReply } from "./BridgeLedger.ts";
 import type { BridgeCounters } from "./bridgeMachine.ts";
 import type { ChannelQueue } from "./ChannelQueue.ts";
+import { PartPoster } from "./PartPoster.ts";
 import type { Conversation } from "./PlatformMessage.ts";
-import type { PlatformOutlet, PostKey, Speech, SpeechSink } from "./SpeechSink.ts";
+import { ReplyLanes } from "./ReplyLanes.ts";
+import type { PlatformOutlet, PostedRef, PostKey, Speaker, Speech, SpeechSink } from "./SpeechSink.ts";
 import { splitText } from "./splitText.ts";
 
-const FINISHED_KEPT = 10_000;
 /** How long a "thinking" indicator may stay when no speech comes (a turn that says nothing). */
 const THINKING_MAX_MS = 120_000;
 
@@ -28,30 +36,68 @@ interface Stream {
   busy?: Promise<void>;
   timer?: ReturnType<typeof setTimeout>;
   lastEditAt: number;
-  /** Set once the final took over: pieces arriving later are ignored. */
+  lastPieceAt: number;
+  /** The next piece's index; one arriving past it means pieces were missed (a restart): nothing more shows until the final. */
+  next: number;
+  gap: boolean;
+  /** Set once the final took over (or the stream was let go): pieces arriving later are ignored. */
   done: boolean;
 }
 
 export interface EditingSinkHooks {
   count(counter: keyof BridgeCounters): void;
   report(err: unknown, what: string): void;
+  /** A reply the platform would not take after every try (BridgeRuntime dead-letters it). */
+  gaveUp?(speechId: string, reply: PendingReply, err: unknown, tries: number): Promise<void>;
+}
+
+export interface EditingSinkOptions extends Partial<StreamBounds> {
+  /** Tries of one reply's delivery before it is given up (ReplyLanes.ts). */
+  attempts?: number;
+  retryFirstMs?: number;
 }
 
 export class EditingSink implements SpeechSink {
+  /** By last piece, the idlest first. */
   readonly #streams = new Map<string, Stream>();
-  /** Speech already final here: a chunk arriving after its final (a race on the bus) must not post it again. */
-  readonly #finished = new Set<string>();
   readonly #thinking = new Map<string, { conversation: Conversation; timer: ReturnType<typeof setTimeout> }>();
+  readonly #poster: PartPoster;
+  readonly #lanes: ReplyLanes;
+  readonly #maxStreams: number;
+  readonly #streamIdleMs: number;
+  /** Posts and edits still in flight of streams let go: a final for one waits for it, so its reference is in the ledger. */
+  readonly #settling = new Map<string, Promise<void>>();
+  /** Replies taken up at start: their thinking indicator is no longer in memory, but may still show. */
+  readonly #resumed = new Set<string>();
 
   constructor(
     private readonly outlet: PlatformOutlet,
     private readonly ledger: BridgeLedger,
     private readonly queue: ChannelQueue,
     private readonly hooks: EditingSinkHooks,
-  ) {}
+    options: EditingSinkOptions = {},
+  ) {
+    this.#poster = new PartPoster(outlet, ledger, queue, (c) => hooks.count(c));
+    this.#maxStreams = options.max ?? DEFAULT_MAX_STREAMS;
+    this.#streamIdleMs = options.idleMs ?? DEFAULT_STREAM_IDLE_MS;
+    this.#lanes = new ReplyLanes({
+      deliver: (speechId, reply) => this.#deliver(speechId, reply),
+      failed: (speechId, reply, err, retryInMs) => hooks.report(err, `posting ${speechId} in ${reply.conversation.channel} (tried again in ${retryInMs} ms)`),
+      gaveUp: (speechId, reply, err, tries) => this.#giveUp(speechId, reply, err, tries),
+      ...(options.attempts !== undefined ? { attempts: options.attempts } : {}),
+      ...(options.retryFirstMs !== undefined ? { retryFirstMs: options.retryFirstMs } : {}),
+    });
+  }
+
+  /** Streams open now (bounded by `max` and `idleMs`). */
+  get streaming(): number {
+    return this.#streams.size;
+  }
 
   thinking(perception: string, conversation: Conversation): void {
     if (!this.outlet.thinking || this.#thinking.has(perception)) return;
+    // As many as streams at most: past it, the oldest indicator goes (a soul that never answers must not grow the map).
+    if (this.#thinking.size >= this.#maxStreams) this.#stopThinking(this.#thinking.keys().next().value as string);
     const timer = setTimeout(() => this.#stopThinking(perception), THINKING_MAX_MS);
     timer.unref?.();
     this.#thinking.set(perception, { conversation, timer });
@@ -59,114 +105,165 @@ export class EditingSink implements SpeechSink {
   }
 
   chunk(speech: Speech, conversation: Conversation): void {
-    if (this.#finished.has(speech.id)) return;
     let stream = this.#streams.get(speech.id);
-    if (!stream) {
-      // A restart mid-utterance: the part already posted is edited, not posted again.
-      const posted = this.ledger.post(speech.id, 0);
-      stream = { conversation, text: "", shown: posted?.shown ?? "", lastEditAt: 0, done: false, ...(posted?.ref ? { ref: posted.ref } : {}) };
+    if (stream) {
+      // Most recently active last: eviction takes the idlest first.
+      this.#streams.delete(speech.id);
       this.#streams.set(speech.id, stream);
+    } else {
+      // Its final is here already (a race on the bus, a redelivery): the piece must not show.
+      if (this.#lanes.has(speech.id) || this.ledger.reply(speech.id) || this.ledger.post(speech.id, 0)?.final) return;
+      stream = this.#open(speech.id, conversation);
     }
-    if (stream.done) return;
+    if (stream.done || !this.#inOrder(stream, speech)) return;
     stream.text += speech.text;
-    this.#schedule(speech, stream);
+    stream.lastPieceAt = Date.now();
+    this.#schedule(speech.id, speech.speaker, stream);
   }
 
   async final(speech: Speech, conversation: Conversation): Promise<void> {
     const stream = this.#streams.get(speech.id);
-    if (stream) {
-      stream.done = true;
-      if (stream.timer) clearTimeout(stream.timer);
-      await stream.busy?.catch(() => undefined);
-    }
-    const parts = splitText(speech.text, this.#limit(speech));
-    if (parts.length) await this.#joinThread(speech, conversation);
-    for (const [part, text] of parts.entries()) await this.#ensurePosted({ speechId: speech.id, part, speaker: speech.speaker }, conversation, text);
-    this.#streams.delete(speech.id);
-    this.#finished.add(speech.id);
-    if (this.#finished.size > FINISHED_KEPT) this.#finished.delete(this.#finished.values().next().value as string);
-    this.#stopThinking(speech.perception);
+    if (stream) this.#settle(stream);
+    if (this.#lanes.has(speech.id) || this.#shown(speech)) return;
+    const reply: PendingReply = { perception: speech.perception, conversation, speaker: speech.speaker, text: speech.text, at: Date.now() };
+    await this.ledger.awaitReply(speech.id, reply);
+    this.#lanes.add(speech.id, reply);
   }
 
+  async resume(): Promise<void> {
+    for (const { speechId, reply } of this.ledger.pendingReplies()) {
+      this.#resumed.add(speechId);
+      this.#lanes.add(speechId, reply);
+    }
+  }
+
+  /** Resolves once every reply taken so far has been delivered (or given up on). */
+  idle(): Promise<void> {
+    return this.#lanes.idle();
+  }
+
+  /** Lets the deliveries and edits under way end (no rate limit is waited out); what is not posted stays in the ledger. */
   async close(): Promise<void> {
-    for (const stream of this.#streams.values()) if (stream.timer) clearTimeout(stream.timer);
-    await Promise.all([...this.#streams.values()].map((s) => s.busy?.catch(() => undefined)));
+    this.#lanes.close();
+    this.queue.close();
+    for (const stream of this.#streams.values()) this.#settle(stream);
+    await Promise.all([...[...this.#streams.values()].map((s) => s.busy?.catch(() => undefined)), ...this.#settling.values()]);
     for (const { timer } of this.#thinking.values()) clearTimeout(timer);
     this.#thinking.clear();
+    await this.#lanes.idle();
     await this.queue.idle();
   }
 
+  #open(speechId: string, conversation: Conversation): Stream {
+    const now = Date.now();
+    for (const [id, old] of this.#streams) {
+      if (this.#streams.size < this.#maxStreams && old.lastPieceAt > now - this.#streamIdleMs) break;
+      this.#letGo(id, old);
+    }
+    // A restart mid-utterance: the part already posted is edited, not posted again.
+    const posted = this.ledger.post(speechId, 0);
+    const stream: Stream = { conversation, text: "", shown: posted?.shown ?? "", lastEditAt: 0, lastPieceAt: now, next: 0, gap: false, done: false, ...(posted?.ref ? { ref: posted.ref } : {}) };
+    this.#streams.set(speechId, stream);
+    return stream;
+  }
+
+  /** False for a repeat; a piece past the next expected marks a gap, after which nothing shows. */
+  #inOrder(stream: Stream, speech: Speech): boolean {
+    if (speech.chunk === undefined) return !stream.gap;
+    if (speech.chunk < stream.next) return false;
+    if (speech.chunk > stream.next) stream.gap = true;
+    stream.next = speech.chunk + 1;
+    return !stream.gap;
+  }
+
+  #letGo(speechId: string, stream: Stream): void {
+    this.#settle(stream);
+    this.#streams.delete(speechId);
+    if (!stream.busy) return;
+    const busy = stream.busy.catch(() => undefined);
+    this.#settling.set(speechId, busy);
+    void busy.then(() => {
+      if (this.#settling.get(speechId) === busy) this.#settling.delete(speechId);
+    });
+  }
+
+  #settle(stream: Stream): void {
+    stream.done = true;
+    if (stream.timer) clearTimeout(stream.timer);
+    delete stream.timer;
+  }
+
+  /** Every part of the final shows its text already (a final the bus delivered again). */
+  #shown(speech: Speech): boolean {
+    const parts = splitText(speech.text, this.#limit(speech.speaker));
+    return parts.length > 0 && parts.every((text, part) => {
+      const entry = this.ledger.post(speech.id, part);
+      return entry?.ref !== undefined && entry.final === true && entry.shown === text;
+    });
+  }
+
   /** Shows the stream's text now if nothing is in flight and the edit interval allows, else later. */
-  #schedule(speech: Speech, stream: Stream): void {
-    if (stream.busy || stream.timer) return;
+  #schedule(speechId: string, speaker: Speaker, stream: Stream): void {
+    if (stream.busy || stream.timer || stream.done) return;
     const wait = stream.ref ? Math.max(0, stream.lastEditAt + this.outlet.editIntervalMs - Date.now()) : 0;
     if (wait > 0) {
       stream.timer = setTimeout(() => {
         delete stream.timer;
-        this.#schedule(speech, stream);
+        this.#schedule(speechId, speaker, stream);
       }, wait);
       return;
     }
-    const text = splitText(stream.text, this.#limit(speech))[0] ?? "";
+    const text = splitText(stream.text, this.#limit(speaker))[0] ?? "";
     if (!text.trim() || text === stream.shown) return;
-    const key: PostKey = { speechId: speech.id, part: 0, speaker: speech.speaker };
-    const post = () => this.#joinThread(speech, stream.conversation).then(() => this.#ensurePosted(key, stream.conversation, text));
-    stream.busy = (stream.ref ? this.#edit(stream, stream.ref, text) : post().then((ref) => void (stream.ref = ref)))
+    const key: PostKey = { speechId, part: 0, speaker };
+    const post = () => this.#poster.joinThread(speaker, stream.conversation).then(() => this.#poster.ensure(key, stream.conversation, text, false));
+    stream.busy = (stream.ref ? this.#poster.edit(stream.conversation, key, stream.ref, text) : post().then((ref) => void (stream.ref = ref)))
       .then(() => {
         stream.shown = text;
         stream.lastEditAt = Date.now();
       })
-      .catch((err: unknown) => this.hooks.report(err, `streaming ${speech.id}`))
+      .catch((err: unknown) => this.hooks.report(err, `streaming ${speechId}`))
       .finally(() => {
         delete stream.busy;
-        if (!stream.done && stream.text !== stream.shown) this.#schedule(speech, stream);
+        if (stream.text !== stream.shown) this.#schedule(speechId, speaker, stream);
       });
   }
 
-  #limit(speech: Speech): number {
-    return this.outlet.limitFor?.(speech.speaker) ?? this.outlet.limit;
+  #limit(speaker: Speaker): number {
+    return this.outlet.limitFor?.(speaker) ?? this.outlet.limit;
   }
 
-  /**
-   * The soul speaks in the reply's thread: recorded before the first post, so a follow-up that
-   * arrives as soon as the reply shows is already a follow-up in the soul's thread.
-   */
-  async #joinThread(speech: Speech, conversation: Conversation): Promise<void> {
-    const thread = this.outlet.replyThread?.(conversation) ?? conversation.thread;
-    if (thread !== undefined && speech.speaker.kind === "soul" && !this.ledger.inThread(conversation.channel, thread)) await this.ledger.joinThread(conversation.channel, thread);
+  /** Makes the platform show the reply whole, then forgets it (ReplyLanes calls it, and again after a failure). */
+  async #deliver(speechId: string, reply: PendingReply): Promise<void> {
+    const stream = this.#streams.get(speechId);
+    if (stream) this.#settle(stream);
+    await (stream?.busy ?? this.#settling.get(speechId))?.catch(() => undefined);
+    const parts = splitText(reply.text, this.#limit(reply.speaker));
+    if (parts.length) await this.#poster.joinThread(reply.speaker, reply.conversation);
+    for (const [part, text] of parts.entries()) await this.#poster.ensure({ speechId, part, speaker: reply.speaker }, reply.conversation, text, true);
+    await this.ledger.replied(speechId);
+    this.#streams.delete(speechId);
+    this.#stopThinking(reply.perception, this.#resumed.delete(speechId) ? reply.conversation : undefined);
   }
 
-  #edit(stream: Stream, ref: PostedRef, text: string): Promise<void> {
-    return this.queue.run(stream.conversation.channel, () => this.outlet.edit(ref, text)).then(() => this.hooks.count("edits"));
+  async #giveUp(speechId: string, reply: PendingReply, err: unknown, tries: number): Promise<void> {
+    this.hooks.report(err, `posting ${speechId} in ${reply.conversation.channel}: given up after ${tries} tries`);
+    this.#streams.delete(speechId);
+    this.#resumed.delete(speechId);
+    await Promise.resolve(this.hooks.gaveUp?.(speechId, reply, err, tries)).catch((e: unknown) => this.hooks.report(e, `dead-lettering ${speechId}`));
+    await this.ledger.replied(speechId).catch((e: unknown) => this.hooks.report(e, `forgetting ${speechId}`));
+    this.#stopThinking(reply.perception);
   }
 
-  /** Makes the platform show `text` as this part, posting it at most once. */
-  async #ensurePosted(key: PostKey, conversation: Conversation, text: string): Promise<PostedRef> {
-    const entry = this.ledger.post(key.speechId, key.part);
-    let ref = entry?.ref;
-    if (!ref && entry && this.outlet.find) {
-      ref = await this.queue.run(conversation.channel, () => this.outlet.find!(conversation, key));
-      if (ref) this.hooks.count("recovered");
-    }
-    if (ref) {
-      if (entry?.shown !== text || !entry.ref) {
-        if (entry?.shown !== text) await this.queue.run(conversation.channel, () => this.outlet.edit(ref!, text));
-        await this.ledger.recordPost(key.speechId, key.part, { ref, shown: text, at: Date.now() });
-      }
-      return ref;
-    }
-    await this.ledger.recordPost(key.speechId, key.part, { shown: text, at: Date.now() });
-    const posted = await this.queue.run(conversation.channel, () => this.outlet.post(conversation, text, key));
-    await this.ledger.recordPost(key.speechId, key.part, { ref: posted, shown: text, at: Date.now() });
-    this.hooks.count("posted");
-    return posted;
-  }
-
-  #stopThinking(perception: string): void {
+  /** `conversation`: a reply taken up after a restart, whose indicator may still show though it is no longer in memory. */
+  #stopThinking(perception: string, conversation?: Conversation): void {
     const thinking = this.#thinking.get(perception);
-    if (!thinking) return;
-    clearTimeout(thinking.timer);
-    this.#thinking.delete(perception);
-    this.queue.run(thinking.conversation.channel, () => this.outlet.thinking!(thinking.conversation, false)).catch((err: unknown) => this.hooks.report(err, "clearing the thinking indicator"));
+    if (thinking) {
+      clearTimeout(thinking.timer);
+      this.#thinking.delete(perception);
+    }
+    const where = thinking?.conversation ?? conversation;
+    if (!where || !this.outlet.thinking) return;
+    this.queue.run(where.channel, () => this.outlet.thinking!(where, false)).catch((err: unknown) => this.hooks.report(err, "clearing the thinking indicator"));
   }
 }

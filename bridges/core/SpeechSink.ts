@@ -3,8 +3,13 @@
  * bridge published, as they arrive on the soul's says subject. Chat platforms post and edit
  * (EditingSink.ts); the HTTP bridge logs and streams them to its clients.
  */
-import type { PostedRef } from "./BridgeLedger.ts";
 import type { Conversation } from "./PlatformMessage.ts";
+
+/** A platform's reference to a message it holds (Slack: channel + ts; Discord: channel + id). */
+export interface PostedRef {
+  channel: string;
+  id: string;
+}
 
 export type Speaker = { kind: "soul" } | { kind: "daimon"; name: string };
 
@@ -24,8 +29,14 @@ export interface Speech {
 export interface SpeechSink {
   /** A verified piece while the soul speaks: shown as soon as the platform allows, never awaited. */
   chunk(speech: Speech, conversation: Conversation): void;
-  /** The whole utterance: resolves once it is on the platform, exactly once; a rejection means "deliver it again". */
+  /**
+   * The whole utterance, shown exactly once. Resolves once the sink holds it for good: on the
+   * platform, or recorded to be posted (also after a restart), so that the speech consumer never
+   * waits on a platform. A rejection means "deliver it again".
+   */
   final(speech: Speech, conversation: Conversation): Promise<void>;
+  /** Takes up what a restart left undelivered; called before speech is followed again. */
+  resume?(): Promise<void>;
   /** The soul has the message and is thinking about it. */
   thinking?(perception: string, conversation: Conversation): void;
   /** Finishes what is in flight. */

@@ -11,7 +11,7 @@
  */
 import { once } from "node:events";
 import { Client, Events, GatewayIntentBits, Options, Partials } from "discord.js";
-import { ChannelQueue, EditingSink, runtimeFor, statusOf, type BridgeCounters, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
+import { ChannelQueue, chatSinkFor, runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
 import { ClientGate } from "./ClientGate.ts";
 import { DaimonWebhooks } from "./DaimonWebhooks.ts";
 import { watchConnection } from "./discordConnection.ts";
@@ -72,7 +72,7 @@ function readEnv(ctx: BridgeStartContext): { token: string; apiUrl?: string } {
 
 /** The bridge's parts, wired but not started: the runtime, the client, and what posts and listens. */
 function assemble(ctx: BridgeStartContext, options: DiscordBridgeOptions, { token, apiUrl }: { token: string; apiUrl?: string }) {
-  const runtime = runtimeFor(ctx, options.policy);
+  const runtime = runtimeFor(ctx, options.policy, options.ledger ? { ledger: options.ledger } : {});
   const client = discordClient(apiUrl);
   const posting = new PostingRest(token, apiUrl);
   const gate = new ClientGate();
@@ -80,9 +80,7 @@ function assemble(ctx: BridgeStartContext, options: DiscordBridgeOptions, { toke
   const webhooks = options.daimonWebhooks ? new DaimonWebhooks(client) : undefined;
   const typing = new TypingIndicator((channel) => gate.run(async () => (await sendableChannel(client, channel)).sendTyping()), report);
   const deps = { client, posting, gate, typing, ledger: runtime.ledger, report, ...(webhooks ? { webhooks } : {}) };
-  const queue = new ChannelQueue();
-  const hooks = { count: (counter: keyof BridgeCounters) => runtime.count(counter), report };
-  const sink = new EditingSink(new DiscordOutlet(deps), runtime.ledger, queue, hooks);
+  const sink = chatSinkFor(runtime, new DiscordOutlet(deps), new ChannelQueue(), options.streams);
   return { runtime, client, posting, gate, typing, sink, unwatch: watchConnection(client, runtime), intake: listenForMessages(client, runtime, webhooks) };
 }
 

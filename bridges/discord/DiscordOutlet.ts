@@ -13,7 +13,8 @@
  * A daimon's words are the bot's with a bold `**Name:** ` prefix, or, with `daimonWebhooks`, a
  * channel webhook's under the daimon's own name. The reference the ledger keeps says which, so
  * an edit after a restart is made the same way. Rate limits need nothing here: the REST
- * clients wait out a 429 and send again.
+ * clients wait out a 429 and send again, and the core posts each channel's replies in their
+ * own lane, so the wait holds only that channel.
  */
 import { DiscordAPIError, escapeMarkdown, type APIMessage, type Client, type SendableChannels } from "discord.js";
 import type { BridgeLedger, Conversation, PlatformOutlet, PostedRef, PostKey, Speaker } from "../core/index.ts";

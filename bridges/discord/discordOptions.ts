@@ -10,7 +10,7 @@
  * (`DISCORD_TOKEN`, `DISCORD_API_URL`), so a config file can be shared without its secret.
  */
 import { z } from "zod";
-import { bridgePolicySchema } from "../core/index.ts";
+import { bridgePolicySchema, ledgerBoundsSchema, streamBoundsSchema } from "../core/index.ts";
 
 export const discordOptionsSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_-]+$/).optional(),
@@ -20,6 +20,9 @@ export const discordOptionsSchema = z.strictObject({
    * true: through a channel webhook under the daimon's own name (needs Manage Webhooks).
    */
   daimonWebhooks: z.boolean().default(false),
+  /** What the ledger keeps and the streams followed at once (bridges/core/bridgeBounds.ts). */
+  ledger: ledgerBoundsSchema.optional(),
+  streams: streamBoundsSchema.optional(),
 });
 
 export type DiscordBridgeOptions = z.infer<typeof discordOptionsSchema>;

@@ -4,7 +4,7 @@
  * only then opens the connection that brings events in, so nothing is taken before its answer
  * can go out. A token Slack refuses fails the start, and the bridge shows `failed`.
  */
-import { ChannelQueue, EditingSink, runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
+import { ChannelQueue, chatSinkFor, runtimeFor, statusOf, type BridgeHandle, type BridgeStartContext } from "../core/index.ts";
 import { createSlackClient } from "./slackApi.ts";
 import { connectSlack, type SlackConnection } from "./slackConnection.ts";
 import { authenticate } from "./slackIdentity.ts";
@@ -19,7 +19,7 @@ export async function startSlackBridge(ctx: BridgeStartContext): Promise<BridgeH
   const credentials = slackCredentials(ctx.env, options.mode, ctx.name);
   const secrets = [credentials.botToken, credentials.appToken, credentials.signingSecret].filter((s): s is string => s !== undefined);
   const logger = slackLogger(ctx.log, `slack bridge ${ctx.name}`, secrets);
-  const runtime = runtimeFor(ctx, options.policy);
+  const runtime = runtimeFor(ctx, options.policy, options.ledger ? { ledger: options.ledger } : {});
   const client = createSlackClient(credentials, logger);
   let connection: SlackConnection | undefined;
   let who = "";
@@ -28,7 +28,7 @@ export async function startSlackBridge(ctx: BridgeStartContext): Promise<BridgeH
     who = `@${me.botName} in ${me.team}`;
     const queue = new ChannelQueue({ onRateLimited: (channel, ms) => ctx.log(`slack bridge ${ctx.name}: Slack rate-limited channel ${channel}; waiting ${ms} ms`) });
     const outlet = new SlackOutlet(client, me, { daimonIcon: options.daimonIcon });
-    await runtime.follow(new EditingSink(outlet, runtime.ledger, queue, { count: (c) => runtime.count(c), report: (err, what) => runtime.report(err, what) }));
+    await runtime.follow(chatSinkFor(runtime, outlet, queue, options.streams));
     const intake = new SlackIntake(runtime, me, new SlackNames(client));
     connection = await connectSlack({ options, credentials, me, logger, runtime, take: (event) => intake.take(event) });
   } catch (err) {

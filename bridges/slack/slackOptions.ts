@@ -13,13 +13,16 @@
  * no error names more of a secret than the variable it is read from.
  */
 import { z } from "zod";
-import { bridgePolicySchema } from "../core/index.ts";
+import { bridgePolicySchema, ledgerBoundsSchema, streamBoundsSchema } from "../core/index.ts";
 
 const common = {
   name: z.string().regex(/^[A-Za-z0-9_-]+$/).optional(),
   policy: bridgePolicySchema.optional(),
   /** The emoji a daimon posts under (its own name is the `username`); Slack's chat:write.customize scope. */
   daimonIcon: z.string().regex(/^:[a-z0-9_+'-]+:$/, "an emoji name between colons, like :crystal_ball:").default(":crystal_ball:"),
+  /** What the ledger keeps and the streams followed at once (bridges/core/bridgeBounds.ts). */
+  ledger: ledgerBoundsSchema.optional(),
+  streams: streamBoundsSchema.optional(),
 };
 
 const socketSchema = z.strictObject({

@@ -5,8 +5,8 @@
  * short is done again at the next start.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { BridgeRuntime, DEFAULT_POLICY, decide, type Conversation, type PlatformMessage, type Speech, type SpeechSink } from "../../../bridges/core/index.ts";
-import { clusterSubjects, createInProcessBus, decodeEnvelope, encodeEnvelope, makeEnvelope, type Envelope } from "../../../runtime/bus/index.ts";
+import { BridgeRuntime, ChannelQueue, DEFAULT_POLICY, decide, EditingSink, type Conversation, type PlatformMessage, type Speech, type SpeechSink } from "../../../bridges/core/index.ts";
+import { clusterSubjects, createInProcessBus, decodeDeadLetter, decodeEnvelope, encodeEnvelope, makeEnvelope, type DeadLetter, type Envelope } from "../../../runtime/bus/index.ts";
 import { openStore } from "../../../runtime/store/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
@@ -107,6 +107,40 @@ describe("BridgeRuntime", () => {
     await tick();
     expect(sink.chunks.map((c) => c.text)).toEqual(["echo"]);
     expect(sink.finals).toEqual([[expect.objectContaining({ id: "echo:1:0", perception: "slack:T1:C1:100.1", text: "echo: hello", speaker: { kind: "soul" } }), { platform: "slack", channel: "C1", thread: "99.1", messageId: "100.1", direct: false }]]);
+    await r.close();
+  });
+
+  it("on an in-process bus, hands the sink speech published before it followed (a turn re-run at start, while the platform still connected)", async () => {
+    const data = dirs.make();
+    const first = rig(data);
+    await first.runtime.follow(new RecordingSink());
+    await first.runtime.receive(message());
+    await first.close();
+    // The next start: a fresh in-process stream, and the soul's re-run turn speaks before the bridge follows.
+    const second = rig(data);
+    const env = makeEnvelope("speech", "echo", "bridge-slack-echo", { proposalId: "echo:1:0", text: "answered at start", final: true }, { id: "echo:1:0", causation: "slack:T1:C1:100.1" });
+    await second.bus.publish(subjects.says("echo"), encodeEnvelope(env), { msgId: env.id });
+    const sink = new RecordingSink();
+    await second.runtime.follow(sink);
+    await tick();
+    expect(sink.finals.map(([s]) => s.text)).toEqual(["answered at start"]);
+    await second.close();
+  });
+
+  it("dead-letters a reply the platform refuses on every try, with the reason, and keeps it no longer", async () => {
+    const r = rig();
+    const dead: DeadLetter[] = [];
+    r.bus.subscribe(subjects.dead, (m) => void dead.push(decodeDeadLetter(m.data)!));
+    const refusing = { limit: 2000, editIntervalMs: 10, post: async () => Promise.reject(new Error("Missing Access")), edit: async () => undefined };
+    const hooks = { count: () => undefined, report: () => undefined, gaveUp: r.runtime.deadLetterReply.bind(r.runtime) };
+    const sink = new EditingSink(refusing, r.runtime.ledger, new ChannelQueue(), hooks, { attempts: 3, retryFirstMs: 1 });
+    await r.runtime.follow(sink);
+    await r.runtime.receive(message());
+    await r.bus.publish(subjects.says("echo"), encodeEnvelope(makeEnvelope("speech", "echo", "bridge-slack-echo", { proposalId: "echo:1:0", text: "never shown", final: true }, { id: "echo:1:0", causation: "slack:T1:C1:100.1" })));
+    const until = Date.now() + 5000;
+    while (dead.length === 0 && Date.now() < until) await tick();
+    expect(dead).toEqual([expect.objectContaining({ subject: subjects.says("echo"), reason: "handler failed on delivery 3, the last one allowed: bridge slack-echo could not post echo:1:0 in slack channel C1: Missing Access" })]);
+    expect(r.runtime.ledger.pendingReplies()).toEqual([]);
     await r.close();
   });
 

@@ -80,6 +80,7 @@ describe("EditingSink", () => {
     expect(platform.texts()).toEqual(["Hello. "]);
     for (const piece of ["How ", "are ", "you ", "today? "]) sink.chunk(speech(piece, false), conv);
     await sink.final(speech("Hello. How are you today?", true), conv);
+    await sink.idle();
     expect(platform.texts()).toEqual(["Hello. How are you today?"]);
     // Four pieces within one interval: at most one edit for them, plus the final's.
     expect(platform.messages.get("1")!.edits).toBeLessThanOrEqual(2);
@@ -93,10 +94,12 @@ describe("EditingSink", () => {
     const { platform, sink, store } = rig();
     const long = `${"word ".repeat(30)}\n\n${"more ".repeat(30)}`;
     await sink.final(speech(long, true, "s:2:0"), conv);
+    await sink.idle();
     const parts = platform.messages.size;
     expect(parts).toBe(splitText(long, 100).length);
     expect(parts).toBeGreaterThan(2);
     await sink.final(speech(long, true, "s:2:0"), conv);
+    await sink.idle();
     expect(platform.messages.size).toBe(parts);
     expect(platform.texts().every((t) => t.length <= 100)).toBe(true);
     await sink.close();
@@ -114,9 +117,32 @@ describe("EditingSink", () => {
     store = openStore({ path: data, noSync: true });
     const { sink, counts } = rig(platform, store);
     await sink.final(speech("Partial, then whole.", true, "s:3:0"), conv);
+    await sink.idle();
     expect(platform.texts()).toEqual(["Partial, then whole."]);
     expect(counts["recovered"]).toBe(1);
     expect(counts["posted"]).toBeUndefined();
+    await sink.close();
+    await store.close();
+  });
+
+  it("after a restart mid-utterance, pieces that come without those before them are not shown: the draft waits for the final", async () => {
+    const data = dirs.make();
+    const platform = new FakePlatform();
+    let store = openStore({ path: data, noSync: true });
+    // Before the restart: the draft showed the first pieces, its reference recorded.
+    const ref = await platform.post(conv, "Hello. How are ", { speechId: "s:5:0", part: 0, speaker: { kind: "soul" } });
+    await new BridgeLedger(store, "bridge-test").recordPost("s:5:0", 0, { ref, shown: "Hello. How are ", at: Date.now() });
+    await store.close();
+    store = openStore({ path: data, noSync: true });
+    const { sink } = rig(platform, store);
+    // The bus delivers again only what was not acknowledged: pieces 2 and 3 of four.
+    sink.chunk({ ...speech("you ", false, "s:5:0"), chunk: 2 }, conv);
+    sink.chunk({ ...speech("today?", false, "s:5:0"), chunk: 3 }, conv);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(platform.texts()).toEqual(["Hello. How are "]);
+    await sink.final(speech("Hello. How are you today?", true, "s:5:0"), conv);
+    await sink.idle();
+    expect(platform.texts()).toEqual(["Hello. How are you today?"]);
     await sink.close();
     await store.close();
   });
@@ -126,6 +152,7 @@ describe("EditingSink", () => {
     platform.rateLimitPosts = 2;
     const { sink, store } = rig(platform);
     await sink.final(speech("After the wait.", true, "s:4:0"), conv);
+    await sink.idle();
     sink.chunk(speech("late piece. ", false, "s:4:0"), conv);
     await new Promise((r) => setTimeout(r, 20));
     expect(platform.texts()).toEqual(["After the wait."]);
