@@ -9,7 +9,7 @@
  * (`rateLimit`, `maxConnections`, `maxStreams`); `maxBodyBytes` and `speechLog` are each soul's.
  */
 import { z } from "zod";
-import { bridgePolicySchema } from "../core/index.ts";
+import { bridgePolicySchema, ledgerBoundsSchema } from "../core/index.ts";
 import { DEFAULT_SPEECH_LOG_KEEP } from "./SpeechLog.ts";
 
 export const httpOptionsSchema = z.strictObject({
@@ -27,6 +27,8 @@ export const httpOptionsSchema = z.strictObject({
   maxStreams: z.number().int().min(1).default(256),
   /** The speech log: the last `keep` events are kept for `Last-Event-ID`. */
   speechLog: z.strictObject({ keep: z.number().int().min(100).default(DEFAULT_SPEECH_LOG_KEEP) }).default({ keep: DEFAULT_SPEECH_LOG_KEEP }),
+  /** What the bridge's ledger keeps, and how often a running bridge prunes it (bridges/core/bridgeBounds.ts). */
+  ledger: ledgerBoundsSchema.optional(),
   policy: bridgePolicySchema.optional(),
 });
 

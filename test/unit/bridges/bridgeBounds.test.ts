@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { BridgeLedger, BridgeRuntime, ChannelQueue, DEFAULT_POLICY, EditingSink, type Conversation, type PlatformOutlet, type PostedRef, type Speech } from "../../../bridges/core/index.ts";
 import { parseDiscordOptions } from "../../../bridges/discord/index.ts";
+import { parseHttpOptions } from "../../../bridges/http/index.ts";
 import { parseSlackOptions } from "../../../bridges/slack/index.ts";
 import { clusterSubjects, createInProcessBus } from "../../../runtime/bus/index.ts";
 import { openStore } from "../../../runtime/store/index.ts";
@@ -102,8 +103,10 @@ describe("the editing sink's streams", () => {
 });
 
 describe("the bounds in the config", () => {
-  it("are taken by Slack and Discord bridges, and a bound too small is refused by name", () => {
+  it("are taken by Slack, Discord and HTTP bridges, and a bound too small is refused by name", () => {
     expect(parseDiscordOptions({ ledger: { keepMs: DAY }, streams: { max: 100 } })).toMatchObject({ ledger: { keepMs: DAY, pruneEveryMs: 3600_000 }, streams: { max: 100, idleMs: 600_000 } });
+    expect(parseHttpOptions({ ledger: { keepMs: DAY } })).toMatchObject({ ledger: { keepMs: DAY, pruneEveryMs: 3600_000 } });
+    expect(() => parseHttpOptions({ ledger: { pruneEveryMs: 1 } })).toThrow(/ledger\.pruneEveryMs/);
     expect(parseSlackOptions({ mode: "socket", ledger: { pruneEveryMs: 60_000 } })).toMatchObject({ ledger: { keepMs: 7 * DAY, pruneEveryMs: 60_000 } });
     expect(() => parseDiscordOptions({ ledger: { keepMs: 10 } })).toThrow(/ledger\.keepMs/);
     expect(() => parseSlackOptions({ streams: { max: 0 } })).toThrow(/streams\.max/);
