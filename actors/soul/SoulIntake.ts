@@ -19,6 +19,7 @@
  * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import type { Actor } from "xstate";
+import { atFaultPoint } from "../../runtime/faults/index.ts";
 import type { ActorStore } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { MAX_HELD, type HeldPerceptions } from "./HeldPerceptions.ts";
@@ -74,6 +75,14 @@ export interface PerceiveOptions {
 }
 
 const noop = () => undefined;
+
+/**
+ * A perception's inbox write (fault point `perception.intake`). The store is called in this
+ * event turn, so writes queue in call order, which the intake's order rests on.
+ */
+export function receivePerception(soul: { readonly soulId: string; readonly store: Pick<ActorStore, "receive"> }, perception: Perception): Promise<boolean> {
+  return atFaultPoint("perception.intake", () => soul.store.receive(perception.id, perception), { soulId: soul.soulId, id: perception.id });
+}
 
 export class SoulIntake {
   readonly #soul: IntakeSoul;
@@ -158,8 +167,8 @@ export class SoulIntake {
     this.#o.busy(1);
     this.#receiving++;
     // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
-    if (this.#o.held.size) this.#o.held.demote((p) => soul.store.receive(p.id, p));
-    const received = soul.store.receive(id, perception);
+    if (this.#o.held.size) this.#o.held.demote((p) => receivePerception(soul, p));
+    const received = receivePerception(soul, perception);
     this.#writing.add(id);
     let ordered: Promise<boolean>;
     if (early) {

@@ -1,5 +1,6 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
+import { atFaultPoint } from "../../runtime/faults/index.ts";
 import { StoreFullError, type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
 import type { IsmMachineInput } from "../ism/index.ts";
 import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
@@ -12,7 +13,7 @@ import type { Clock } from "./scheduler.ts";
 import { autonomousWork, soulCognition } from "./soulCognition.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { SoulEventFanout } from "./SoulEventFanout.ts";
-import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
+import { receivePerception, SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
 import { soulMachineOf, type SoulMachine } from "./soulMachine.ts";
 import {
   bindSoulMachineHost,
@@ -359,7 +360,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
     try {
       // A held perception is not in the inbox yet: the failure is kept there all the same.
-      if (this.#held.recordOf(perception.id)) await this.#writes.run(() => this.store.receive(perception.id, perception));
+      if (this.#held.recordOf(perception.id)) await this.#writes.run(() => receivePerception(this, perception));
       // A full store refused the commit, not the perception: it stays pending, and the soul's
       // next activation (once the operator has made room) processes it. Marked failed, nothing would.
       if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));
@@ -393,7 +394,9 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
     return this.#writes.run(() => {
       const { state, commit } = build();
-      return this.store.commitTurn(commit).then(() => {
+      const perceptionId = commit.inboxRecord?.id ?? commit.inboxDone;
+      const detail = { soulId: this.soulId, turn: state.turn, ...(perceptionId !== undefined ? { perceptionId } : {}) };
+      return atFaultPoint("turn.commit", () => this.store.commitTurn(commit), detail).then(() => {
         this.#state = state;
         return state;
       });
