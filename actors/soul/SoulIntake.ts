@@ -11,16 +11,19 @@
  *
  * What a caller may rely on is unchanged by the early start: `perceive` resolves once the
  * perception is in the inbox (acknowledge it then), and nothing of its turn leaves the soul
- * before the commit that marks it done, which LMDB writes after it. A process that dies
- * before the inbox write lands loses the perception as it always would have, whether or not
- * its turn had begun: the caller was never told it was taken.
+ * before the commit that records it done. A process that dies before the inbox write lands
+ * loses the perception as it always would have, whether or not its turn had begun: the caller
+ * was never told it was taken. An early turn does not count on its write: its commit records
+ * the perception itself (`unconfirmed`), so a write that lands late, or fails, neither fails
+ * the turn nor lets the perception be answered twice: a redelivery of one whose write failed
+ * waits for that turn's end, and is then a duplicate or, if the turn failed, taken afresh.
  *
  * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
  * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import type { Actor } from "xstate";
 import { atFaultPoint } from "../../runtime/faults/index.ts";
-import type { ActorStore } from "../../runtime/store/index.ts";
+import type { ActorStore, InboxRecord } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { MAX_HELD, type HeldPerceptions } from "./HeldPerceptions.ts";
 import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
@@ -92,10 +95,16 @@ export class SoulIntake {
   #receiving = 0;
   /** Taken the slow way: waiting for their inbox write before they go to the machine. */
   #waiting = 0;
-  /** Ids whose inbox write is under way. */
-  readonly #writing = new Set<string>();
+  /** Perceptions whose inbox write is under way, by id. */
+  readonly #writing = new Map<string, Perception>();
   /** Sources waiting for room in the queue (`room`). */
   #roomWaiters: (() => void)[] = [];
+  /**
+   * Perceptions whose turn started early and whose inbox write then failed: the caller was
+   * told it was not taken (it delivers it again), and the turn cannot commit (its inbox entry
+   * is missing). By id, with what a redelivery waits for: that turn's end.
+   */
+  readonly #unwritten = new Map<string, { perception: Perception; ended: Promise<void>; end(): void }>();
 
   constructor(soul: IntakeSoul, options: SoulIntakeOptions) {
     this.#soul = soul;
@@ -149,14 +158,17 @@ export class SoulIntake {
     } catch (error) {
       return Promise.reject(error);
     }
-    soul.lastActivity = soul.clock.now();
     const { id } = perception;
+    // Its first delivery's turn is still on its way to failing: this one waits, so the two never both run.
+    const unwritten = this.#unwritten.get(id);
+    if (unwritten) return unwritten.ended.then(() => this.perceive(input, options));
+    soul.lastActivity = soul.clock.now();
     // The turn starts while the inbox write is under way when nothing can make that wrong: the
     // id is known to be new (not in the inbox, not being written, not held) and no perception
-    // before it is still waiting. The write is queued first, so the turn's commit, which marks
-    // it done, lands after it; nothing of the turn leaves before that commit; and the promise
-    // still resolves only once the perception is in the inbox. On a store that syncs, the turn
-    // then runs in the shadow of the write's sync instead of after it.
+    // before it is still waiting. The turn's commit records it done whichever of the two writes
+    // lands first; nothing of the turn leaves before that commit; and the promise still
+    // resolves only once the perception is in the inbox. On a store that syncs, the turn then
+    // runs in the shadow of the write's sync instead of after it.
     let early: boolean;
     try {
       early = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
@@ -169,12 +181,18 @@ export class SoulIntake {
     // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
     if (this.#o.held.size) this.#o.held.demote((p) => receivePerception(soul, p));
     const received = receivePerception(soul, perception);
-    this.#writing.add(id);
+    this.#writing.set(id, perception);
     let ordered: Promise<boolean>;
     if (early) {
       this.#send(perception);
       // Written meanwhile by no one else (the checks above): the turn under way is its only one.
-      ordered = received.then(() => true);
+      ordered = received.then(
+        () => true,
+        (error: unknown) => {
+          this.#unwrittenTurn(perception);
+          throw error;
+        },
+      );
     } else {
       this.#waiting++;
       // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
@@ -235,6 +253,40 @@ export class SoulIntake {
     const settled = this.#o.held.hold(perception);
     this.#send(perception);
     return Promise.resolve({ accepted: true, id: perception.id, settled });
+  }
+
+  /**
+   * What a turn's commit records in the inbox for a perception whose own write it cannot count
+   * on: one under way (issued, or not yet), or one that failed after the turn began. Recorded
+   * done by the commit, whichever of the two writes lands first (Inbox.recordDoneInTransaction).
+   */
+  unconfirmed(id: string): InboxRecord | undefined {
+    const perception = this.#writing.get(id) ?? this.#unwritten.get(id)?.perception;
+    return perception ? { id, perception } : undefined;
+  }
+
+  /**
+   * The turn of this perception has ended (committed, or failed). True when its inbox write
+   * had failed after it began: the caller was told the perception was not taken and delivers
+   * it again; that redelivery, waiting for this turn, goes on now.
+   */
+  turnEnded(id: string): boolean {
+    const unwritten = this.#unwritten.get(id);
+    if (!unwritten) return false;
+    this.#unwritten.delete(id);
+    unwritten.end();
+    return true;
+  }
+
+  /** The soul stopped: redeliveries waiting for an unwritten turn go on (and are refused as stopped). */
+  releaseUnwritten(): void {
+    for (const id of [...this.#unwritten.keys()]) this.turnEnded(id);
+  }
+
+  #unwrittenTurn(perception: Perception): void {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    this.#unwritten.set(perception.id, { perception, ended, end });
   }
 
   /** Sends the pending inbox to the machine in order (on activation). */

@@ -229,6 +229,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     await this.#intake.received();
     await this.flushed();
     this.#held.releaseAll("it stopped");
+    this.#intake.releaseUnwritten();
     this.#proposals.stop();
     await this.#proposals.settled();
     for (const child of this.#children) child.stop?.();
@@ -342,13 +343,13 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
       const state = draft.applyTo(this.#state, draft.memory, place);
       // Decided now, in write order: a held perception demoted meanwhile is in the inbox already.
-      const record = done === undefined ? undefined : this.#held.recordOf(done);
+      const record = done === undefined ? undefined : (this.#held.recordOf(done) ?? this.#intake.unconfirmed(done));
       const commit = turnCommitOf(state, this.machine, writes, { record, done });
       if (draft.trace) commit.log = { kind: done === undefined ? "subprocess" : "turn", at: now, trace: draft.trace.toStored(this.clock.now()) };
       return { state, commit };
     });
     pruneToolCalls(this, state.turn);
-    if (done !== undefined) this.#held.settle(done);
+    if (done !== undefined) (this.#held.settle(done), this.#intake.turnEnded(done));
     this.#schedules.applied(writes.schedulesPut, writes.schedulesDelete);
     if (writes.outbox.length) this.#proposals.deliver(writes.outbox);
     if (draft.expired) this.#expire();
@@ -356,6 +357,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   }
 
   async failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
+    // Its inbox write failed after the turn began: not taken, so not failed; its source delivers it again.
+    if (this.#intake.turnEnded(perception.id)) return;
     const message = (error as Error)?.message ?? String(error);
     this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
     try {

@@ -1,0 +1,81 @@
+/**
+ * One soul on a real LMDB store with a fault injected at one point of its turn path
+ * (runtime/faults): the cases the property test over a node (test/integration/soul/
+ * turnPathFaults.test.ts) found, each pinned down on its own.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createSoul, defineSoul, useActions, usePerceptions, type MentalProcess } from "../../../actors/soul/index.ts";
+import { FaultPlan, InjectedFault, installFaults, type FaultRule } from "../../../runtime/faults/index.ts";
+import { deferred, record, said } from "../../support/soul/helpers.ts";
+import { useTestEnv } from "../../support/soul/env.ts";
+
+const env = useTestEnv();
+let uninstall: (() => void) | undefined;
+afterEach(() => uninstall?.());
+
+function faults(...rules: FaultRule[]): FaultPlan {
+  const plan = new FaultPlan(rules);
+  uninstall = installFaults(plan);
+  return plan;
+}
+
+/** Says back what it heard; waits for `gate` first when one is set. */
+function echoing(gate?: { promise: Promise<void> }) {
+  const echo: MentalProcess = async ({ workingMemory }) => {
+    const { content } = usePerceptions().invokingPerception;
+    if (gate) await gate.promise;
+    useActions().speak(`echo: ${content}`);
+    return workingMemory.withMonologue(`heard ${content}`);
+  };
+  return defineSoul({ name: "Echo", persona: "Says back what it hears.", initialProcess: echo, processes: { echo } });
+}
+
+describe("perception.intake: the inbox write fails, or lands late, after the soul started the turn", () => {
+  it("the caller is told it was not taken, the turn under way answers it, no failure is reported, and the redelivery is a duplicate", async () => {
+    const plan = faults({ point: "perception.intake", fault: { kind: "fail" } });
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    const input = { ...said("hi"), id: "p-1" };
+    await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
+    await soul.idle();
+    // The source delivers it again, as it does for any perception it was not told was taken.
+    expect(await soul.perceive(input)).toMatchObject({ accepted: false, reason: "duplicate" });
+    await soul.idle();
+    expect(plan.injected("perception.intake")).toHaveLength(1);
+    expect(log.errors()).toEqual([]);
+    expect(log.said()).toEqual(["echo: hi"]);
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
+    await soul.stop();
+  });
+
+  it("a redelivery that arrives while the first turn still runs waits for it: answered once, not twice", async () => {
+    faults({ point: "perception.intake", fault: { kind: "fail" } });
+    const gate = deferred();
+    const soul = createSoul({ blueprint: echoing(gate), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    const input = { ...said("hi"), id: "p-1" };
+    await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
+    // Delivered again before the turn the first delivery started has finished.
+    const again = soul.perceive(input);
+    gate.resolve();
+    expect(await again).toMatchObject({ accepted: false, reason: "duplicate" });
+    await soul.idle();
+    expect(log.said()).toEqual(["echo: hi"]);
+    expect(log.errors()).toEqual([]);
+    expect(env.actor("e").loadState()?.turn).toBe(1);
+    await soul.stop();
+  });
+
+  it("a write that lands after the turn's commit (slow to start) neither fails the turn nor leaves the entry pending", async () => {
+    faults({ point: "perception.intake", fault: { kind: "delay", ms: 30 } });
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    expect(await soul.perceive({ ...said("hi"), id: "p-1" })).toMatchObject({ id: "p-1" });
+    await soul.idle();
+    expect(log.said()).toEqual(["echo: hi"]);
+    expect(log.errors()).toEqual([]);
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
+    expect(env.actor("e").pendingInbox()).toEqual([]);
+    await soul.stop();
+  });
+});
