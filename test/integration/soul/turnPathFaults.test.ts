@@ -10,13 +10,15 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import type { FaultRule } from "../../../runtime/faults/index.ts";
+import type { FaultPlan, FaultRule } from "../../../runtime/faults/index.ts";
 import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
 import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { uniqueCluster } from "../../support/cluster/clusterKit.ts";
 import { fleetSoulId } from "../../support/chaos/fleet.ts";
 import { faultRule, withFaults } from "../../support/faults/faultArbitraries.ts";
 import { auditTurnPath, sendPerceptions, settle, watchTurnPath } from "../../support/faults/turnPathAudit.ts";
+import { natsNodes } from "../../support/cluster/natsNodes.ts";
+import { describeWithNats } from "../../support/nats/describeWithNats.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
 /**
@@ -36,19 +38,18 @@ const SOULS = [fleetSoulId(0), fleetSoulId(1)];
 const dirs = tempDirs("ensoul-turn-faults-");
 afterAll(() => dirs.cleanup());
 
-async function echoNode(): Promise<EnsoulNode> {
-  const config = parseClusterConfig({ cluster: uniqueCluster("tpf"), souls: SOULS.map((id) => ({ id, blueprint: echoSoul, streamChunks: false })) });
-  return startNode({ config, data: dirs.make(), store: { noSync: true }, log: () => undefined });
-}
+const echoConfig = (ackWaitMs?: number) =>
+  parseClusterConfig({ cluster: uniqueCluster("tpf"), souls: SOULS.map((id) => ({ id, blueprint: echoSoul, streamChunks: false })), ...(ackWaitMs ? { runtime: { ackWaitMs } } : {}) });
 
 /** Runs `count` perceptions through a fresh node under `rules`; resolves with what is wrong (nothing, when the invariants hold). */
-async function scenario(rules: readonly FaultRule[], count: number): Promise<string[]> {
-  const node = await echoNode();
+async function scenario(start: () => Promise<EnsoulNode>, rules: readonly FaultRule[], count: number, seen?: (plan: FaultPlan) => void): Promise<string[]> {
+  const node = await start();
   const watch = await watchTurnPath(node.bus, "ledger");
   try {
     return await withFaults(rules, async (plan) => {
       const sent = await sendPerceptions(node.bus, SOULS, count, "hello");
       await settle(sent, watch, node.store, plan, 20_000);
+      seen?.(plan);
       return auditTurnPath(sent, watch, node.store);
     });
   } finally {
@@ -61,9 +62,31 @@ describe("the core turn path under fault schedules (in-process bus, real LMDB)",
   it("answers each perception at most once and, once the faults clear, settles each exactly once", async () => {
     await fc.assert(
       fc.asyncProperty(schedule, async (rules) => {
-        expect(await scenario(rules, 6)).toEqual([]);
+        const inProcess = () => startNode({ config: echoConfig(), data: dirs.make(), store: { noSync: true }, log: () => undefined });
+        expect(await scenario(inProcess, rules, 6)).toEqual([]);
       }),
       { numRuns: 20 },
+    );
+  }, 300_000);
+});
+
+describeWithNats("the core turn path under fault schedules (a real nats-server: held perceptions, JetStream acks)", () => {
+  const nats = natsNodes();
+  it("a lost or failed ack is a redelivery the inbox recognises; every perception is still settled exactly once", async () => {
+    // ack_wait short, so an ack that never reached the server is redelivered within the test.
+    const onNats = () => nats.startNode({ nodeId: "a", config: echoConfig(600) });
+    // First the case pinned down: the first two acks never reach the server.
+    const twoLost: FaultRule[] = [{ point: "perception.ack", fault: { kind: "fail" }, times: 2 }];
+    let acks: FaultPlan | undefined;
+    expect(await scenario(onNats, twoLost, 6, (plan) => (acks = plan))).toEqual([]);
+    expect(acks?.injected("perception.ack")).toHaveLength(2);
+    // Both came back from the server and were acked then: the redeliveries reached the ack point too.
+    expect(acks?.seen.filter((o) => o.point === "perception.ack" && Number(o.detail["delivery"]) > 1).length).toBeGreaterThanOrEqual(2);
+    await fc.assert(
+      fc.asyncProperty(schedule, async (rules) => {
+        expect(await scenario(onNats, rules, 6)).toEqual([]);
+      }),
+      { numRuns: 8 },
     );
   }, 300_000);
 });
