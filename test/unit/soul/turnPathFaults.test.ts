@@ -3,21 +3,14 @@
  * (runtime/faults): the cases the property test over a node (test/integration/soul/
  * turnPathFaults.test.ts) found, each pinned down on its own.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSoul, defineSoul, useActions, usePerceptions, type MentalProcess } from "../../../actors/soul/index.ts";
-import { FaultPlan, InjectedFault, installFaults, type FaultRule } from "../../../runtime/faults/index.ts";
+import { InjectedFault } from "../../../runtime/faults/index.ts";
+import { withFaults } from "../../support/faults/faultArbitraries.ts";
 import { deferred, record, said } from "../../support/soul/helpers.ts";
 import { useTestEnv } from "../../support/soul/env.ts";
 
 const env = useTestEnv();
-let uninstall: (() => void) | undefined;
-afterEach(() => uninstall?.());
-
-function faults(...rules: FaultRule[]): FaultPlan {
-  const plan = new FaultPlan(rules);
-  uninstall = installFaults(plan);
-  return plan;
-}
 
 /** Says back what it heard; waits for `gate` first when one is set. */
 function echoing(gate?: { promise: Promise<void> }) {
@@ -32,16 +25,17 @@ function echoing(gate?: { promise: Promise<void> }) {
 
 describe("perception.intake: the inbox write fails, or lands late, after the soul started the turn", () => {
   it("the caller is told it was not taken, the turn under way answers it, no failure is reported, and the redelivery is a duplicate", async () => {
-    const plan = faults({ point: "perception.intake", fault: { kind: "fail" } });
     const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
     const log = record(soul);
     const input = { ...said("hi"), id: "p-1" };
-    await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
-    await soul.idle();
-    // The source delivers it again, as it does for any perception it was not told was taken.
-    expect(await soul.perceive(input)).toMatchObject({ accepted: false, reason: "duplicate" });
-    await soul.idle();
-    expect(plan.injected("perception.intake")).toHaveLength(1);
+    await withFaults([{ point: "perception.intake", fault: { kind: "fail" } }], async (plan) => {
+      await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
+      await soul.idle();
+      // The source delivers it again, as it does for any perception it was not told was taken.
+      expect(await soul.perceive(input)).toMatchObject({ accepted: false, reason: "duplicate" });
+      await soul.idle();
+      expect(plan.injected("perception.intake")).toHaveLength(1);
+    });
     expect(log.errors()).toEqual([]);
     expect(log.said()).toEqual(["echo: hi"]);
     expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
@@ -49,17 +43,18 @@ describe("perception.intake: the inbox write fails, or lands late, after the sou
   });
 
   it("a redelivery that arrives while the first turn still runs waits for it: answered once, not twice", async () => {
-    faults({ point: "perception.intake", fault: { kind: "fail" } });
     const gate = deferred();
     const soul = createSoul({ blueprint: echoing(gate), id: "e", store: env.actor("e") });
     const log = record(soul);
     const input = { ...said("hi"), id: "p-1" };
-    await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
-    // Delivered again before the turn the first delivery started has finished.
-    const again = soul.perceive(input);
-    gate.resolve();
-    expect(await again).toMatchObject({ accepted: false, reason: "duplicate" });
-    await soul.idle();
+    await withFaults([{ point: "perception.intake", fault: { kind: "fail" } }], async () => {
+      await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
+      // Delivered again before the turn the first delivery started has finished.
+      const again = soul.perceive(input);
+      gate.resolve();
+      expect(await again).toMatchObject({ accepted: false, reason: "duplicate" });
+      await soul.idle();
+    });
     expect(log.said()).toEqual(["echo: hi"]);
     expect(log.errors()).toEqual([]);
     expect(env.actor("e").loadState()?.turn).toBe(1);
@@ -67,11 +62,12 @@ describe("perception.intake: the inbox write fails, or lands late, after the sou
   });
 
   it("a write that lands after the turn's commit (slow to start) neither fails the turn nor leaves the entry pending", async () => {
-    faults({ point: "perception.intake", fault: { kind: "delay", ms: 30 } });
     const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
     const log = record(soul);
-    expect(await soul.perceive({ ...said("hi"), id: "p-1" })).toMatchObject({ id: "p-1" });
-    await soul.idle();
+    await withFaults([{ point: "perception.intake", fault: { kind: "delay", ms: 30 } }], async () => {
+      expect(await soul.perceive({ ...said("hi"), id: "p-1" })).toMatchObject({ id: "p-1" });
+      await soul.idle();
+    });
     expect(log.said()).toEqual(["echo: hi"]);
     expect(log.errors()).toEqual([]);
     expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
