@@ -295,7 +295,8 @@ export class SoulIntake {
     for (const entry of soul.store.pendingInbox()) {
       const perception = entry.perception as Perception;
       if (perception.process !== undefined && !soul.blueprint.processes.has(perception.process)) {
-        void this.#o.writes.run(() => soul.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${soul.blueprint.name}'`));
+        // A mark that cannot be written leaves the entry pending: the next activation tries again.
+        this.#o.writes.run(() => soul.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${soul.blueprint.name}'`)).catch(noop);
         continue;
       }
       this.#send(perception);

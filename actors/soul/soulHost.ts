@@ -180,7 +180,8 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       id,
       clock.setTimeout(() => {
         wakeups.delete(id);
-        if (!live.has(id)) void get(id);
+        // An activation that fails here is tried again by the soul's next perception.
+        if (!live.has(id)) get(id).catch(() => undefined);
       }, Math.max(0, at - clock.now())),
     );
   };

@@ -107,13 +107,15 @@ export class PerceptionLanes {
     if (!current.parked) this.active++;
     const tail = current.tail.then(() => this.handleOne(entry, current));
     current.tail = tail;
-    void tail.finally(() => {
+    const finished = () => {
       this.inFlight.delete(entry);
       current.size--;
       if (!current.parked) this.active--;
       if (current.tail === tail && this.lanes.get(key) === current) this.lanes.delete(key);
       this.wakeSlot();
-    });
+    };
+    // handleOne settles every outcome itself: the tail never rejects, and either way the lane is freed.
+    tail.then(finished, finished);
   }
 
   /** Messages taken from now on are handed back, and lanes waiting for room give up. */
@@ -188,7 +190,8 @@ export class PerceptionLanes {
       },
     );
     this.held.set(entry, settled);
-    void settled.finally(() => this.held.delete(entry));
+    const forget = () => void this.held.delete(entry);
+    settled.then(forget, forget);
   }
 
   /** The soul is full: the lane gives up its slots until it has room (or the source stops: false). */
