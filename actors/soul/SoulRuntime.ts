@@ -360,13 +360,15 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     // Its inbox write failed after the turn began: not taken, so not failed; its source delivers it again.
     if (this.#intake.turnEnded(perception.id)) return;
     const message = (error as Error)?.message ?? String(error);
-    this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
     try {
       // A held perception is not in the inbox yet: the failure is kept there all the same.
       if (this.#held.recordOf(perception.id)) await this.#writes.run(() => receivePerception(this, perception));
       // A full store refused the commit, not the perception: it stays pending, and the soul's
       // next activation (once the operator has made room) processes it. Marked failed, nothing would.
       if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));
+      // Told once its fate is written: a failure that cannot be recorded sends the perception
+      // back to its source, which delivers it again, and it may yet be answered.
+      this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
       // Set aside with its error, the failed turn (the one after the last commit) is not run again: its tool calls' records go.
       if (turnId !== undefined && this.store.inboxEntry(perception.id)?.status === "error") pruneToolCalls(this, this.#state.turn + 1);
       if (this.#schedules.has(perception.id)) await this.#schedules.delete(perception.id);

@@ -75,3 +75,44 @@ describe("perception.intake: the inbox write fails, or lands late, after the sou
     await soul.stop();
   });
 });
+
+describe("turn.commit: the commit fails before it lands", () => {
+  it("a held perception whose failure cannot be recorded goes back to its source untold, and is answered when delivered again", async () => {
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    const input = { ...said("hi"), id: "p-1" };
+    await withFaults(
+      [
+        { point: "turn.commit", fault: { kind: "fail" } },
+        // Recording the failure writes the held perception to the inbox first: that fails too.
+        { point: "perception.intake", fault: { kind: "fail" } },
+      ],
+      async (plan) => {
+        const held = await soul.perceiveHeld(input);
+        await expect(held.settled).rejects.toBeInstanceOf(InjectedFault);
+        expect(plan.injected()).toHaveLength(2);
+      },
+    );
+    // Not set aside: so nobody was told it failed.
+    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([]);
+    const again = await soul.perceiveHeld(input);
+    await again.settled;
+    await soul.idle();
+    expect(log.said()).toEqual(["echo: hi"]);
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
+    await soul.stop();
+  });
+
+  it("a perception whose failure is recorded is set aside with its error, and the person is told once", async () => {
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    await withFaults([{ point: "turn.commit", fault: { kind: "fail" } }], async () => {
+      await soul.perceive({ ...said("hi"), id: "p-1" });
+      await soul.idle();
+    });
+    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([expect.objectContaining({ perceptionId: "p-1", message: expect.stringMatching(/turn\.commit/) })]);
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "error" });
+    expect(log.said()).toEqual([]);
+    await soul.stop();
+  });
+});
