@@ -361,8 +361,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     if (this.#intake.turnEnded(perception.id)) return;
     const message = (error as Error)?.message ?? String(error);
     try {
-      // A held perception is not in the inbox yet: the failure is kept there all the same.
-      if (this.#held.recordOf(perception.id)) await this.#writes.run(() => receivePerception(this, perception));
+      // A held perception is not in the inbox yet, nor one whose own write has not landed: the failure is kept there all the same.
+      if (this.#held.recordOf(perception.id) || this.#intake.unconfirmed(perception.id)) await this.#writes.run(() => receivePerception(this, perception));
       // A full store refused the commit, not the perception: it stays pending, and the soul's
       // next activation (once the operator has made room) processes it. Marked failed, nothing would.
       if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));

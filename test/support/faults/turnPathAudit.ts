@@ -17,6 +17,9 @@ import { perceive } from "../cluster/clusterKit.ts";
 import { AnswerLedger, type Sent } from "../chaos/fleet.ts";
 import type { FaultPlan } from "../../../runtime/faults/index.ts";
 
+/** The fault points of the core turn path. */
+export const TURN_PATH_POINTS = ["perception.intake", "perception.ack", "turn.commit", "outbox.publish"] as const;
+
 export interface TurnPathWatch {
   readonly ledger: AnswerLedger;
   /** `soul.error` events, by the perception they name. */
@@ -85,11 +88,16 @@ function names(d: DeadLetter, id: string): boolean {
  */
 export async function settle(sent: readonly Sent[], watch: TurnPathWatch, store: Store, plan: FaultPlan, ms: number, quietMs = 700): Promise<void> {
   await until(() => sent.every((s) => outcomeOf(s, watch, store) !== "pending"), ms, () => `every perception settled: ${sent.map((s) => `${s.id}=${outcomeOf(s, watch, store)}`).join(", ")}; faults ${JSON.stringify(plan.injected().map((o) => [o.point, o.fault?.kind, o.detail]))}`);
-  const total = () => plan.seen.length;
-  for (let last = total(); ; ) {
+  // Every occurrence of the four points so far (plan.seen keeps only the last ones).
+  const count = () => TURN_PATH_POINTS.reduce((n, point) => n + plan.count(point), 0);
+  const started = Date.now();
+  for (let last = count(); ; last = count()) {
     await new Promise((r) => setTimeout(r, quietMs));
-    if (total() === last) return;
-    last = total();
+    if (count() === last) return;
+    if (Date.now() - started > ms) {
+      const recent = plan.seen.slice(-8).map((o) => `${o.point} ${JSON.stringify(o.detail)}${o.fault ? ` (${o.fault.kind})` : ""}`);
+      throw new Error(`the turn path never went quiet in ${ms} ms after every perception settled; last occurrences:\n${recent.join("\n")}`);
+    }
   }
 }
 

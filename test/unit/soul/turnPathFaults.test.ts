@@ -103,6 +103,25 @@ describe("turn.commit: the commit fails before it lands", () => {
     await soul.stop();
   });
 
+  it("a turn that fails before its perception's own inbox write landed still sets it aside, told, not left pending", async () => {
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    await withFaults(
+      [
+        { point: "perception.intake", fault: { kind: "delay", ms: 30 } },
+        { point: "turn.commit", fault: { kind: "fail" } },
+      ],
+      async () => {
+        await soul.perceive({ ...said("hi"), id: "p-1" });
+        await soul.idle();
+      },
+    );
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "error" });
+    expect(env.actor("e").pendingInbox()).toEqual([]);
+    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([expect.objectContaining({ perceptionId: "p-1" })]);
+    await soul.stop();
+  });
+
   it("a perception whose failure is recorded is set aside with its error, and the person is told once", async () => {
     const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
     const log = record(soul);
