@@ -1,10 +1,11 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
 import { atFaultPoint } from "../../runtime/faults/index.ts";
-import { StoreFullError, type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
+import { type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
 import type { IsmMachineInput } from "../ism/index.ts";
 import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
+import { FailedPerceptions } from "./FailedPerceptions.ts";
 import { HeldPerceptions } from "./HeldPerceptions.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
@@ -13,7 +14,7 @@ import type { Clock } from "./scheduler.ts";
 import { autonomousWork, soulCognition } from "./soulCognition.ts";
 import type { SoulEvent } from "./SoulEvent.ts";
 import { SoulEventFanout } from "./SoulEventFanout.ts";
-import { receivePerception, SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
+import { SoulIntake, type HeldPerceiveResult, type PerceiveResult } from "./SoulIntake.ts";
 import { soulMachineOf, type SoulMachine } from "./soulMachine.ts";
 import {
   bindSoulMachineHost,
@@ -85,6 +86,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #writes: SoulWrites;
   readonly #schedules: SoulSchedules;
   readonly #whispers: SoulWhispers;
+  readonly #failed: FailedPerceptions;
   #idleWaiters: (() => void)[] = [];
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
@@ -112,6 +114,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.#writes = new SoulWrites(busy);
     this.#intake = new SoulIntake(this, { held: this.#held, writes: this.#writes, busy, maxQueued: options.maxQueued });
     this.#subprocesses = new SubprocessPhase(this);
+    this.#failed = this.#failedPerceptions();
     this.#schedules = new SoulSchedules({
       soulId: this.soulId,
       blueprintName: this.blueprint.name,
@@ -145,6 +148,23 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.actor.subscribe({ next: () => (this.#checkIdle(), this.#intake.wake()), error: (err) => (this.#machineFailed(err), this.#intake.wake()) });
     this.actor.start();
     this.#restore();
+  }
+
+  /** Where a perception whose turn failed is set aside (FailedPerceptions.ts). */
+  #failedPerceptions(): FailedPerceptions {
+    return new FailedPerceptions({
+      soulId: this.soulId,
+      store: this.store,
+      clock: this.clock,
+      writes: this.#writes,
+      held: this.#held,
+      intake: this.#intake,
+      schedules: { has: (id) => this.#schedules.has(id), delete: (id) => this.#schedules.delete(id) },
+      emit: (event) => this.emit(event),
+      failed: (err, id) => this.#events.failed("commit", err, id),
+      stopping: () => this.stopRequested() || this.status !== "active",
+      setAside: () => pruneToolCalls(this, this.#state.turn + 1),
+    });
   }
 
   /** Re-arms schedules, replays the inbox in order and re-delivers what was never acknowledged. */
@@ -356,27 +376,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return state;
   }
 
-  async failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
-    // Its inbox write failed after the turn began: not taken, so not failed; its source delivers it again.
-    if (this.#intake.turnEnded(perception.id)) return;
-    const message = (error as Error)?.message ?? String(error);
-    try {
-      // A held perception is not in the inbox yet, nor one whose own write has not landed: the failure is kept there all the same.
-      if (this.#held.recordOf(perception.id) || this.#intake.unconfirmed(perception.id)) await this.#writes.run(() => receivePerception(this, perception));
-      // A full store refused the commit, not the perception: it stays pending, and the soul's
-      // next activation (once the operator has made room) processes it. Marked failed, nothing would.
-      if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));
-      // Told once its fate is written: a failure that cannot be recorded sends the perception
-      // back to its source, which delivers it again, and it may yet be answered.
-      this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
-      // Set aside with its error, the failed turn (the one after the last commit) is not run again: its tool calls' records go.
-      if (turnId !== undefined && this.store.inboxEntry(perception.id)?.status === "error") pruneToolCalls(this, this.#state.turn + 1);
-      if (this.#schedules.has(perception.id)) await this.#schedules.delete(perception.id);
-      this.#held.settle(perception.id);
-    } catch (err) {
-      this.#held.release(perception.id, err);
-      this.#events.failed("commit", err, perception.id);
-    }
+  failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
+    return this.#failed.fail(perception, process, error, turnId);
   }
 
   emitError(message: string, process: string, perceptionId: string, turnId?: string): void {

@@ -180,8 +180,7 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       id,
       clock.setTimeout(() => {
         wakeups.delete(id);
-        // An activation that fails here is tried again by the soul's next perception.
-        if (!live.has(id)) get(id).catch(() => undefined);
+        if (!live.has(id)) get(id).catch(() => undefined); // a failed activation: the next perception tries again
       }, Math.max(0, at - clock.now())),
     );
   };

@@ -77,32 +77,6 @@ describe("perception.intake: the inbox write fails, or lands late, after the sou
 });
 
 describe("turn.commit: the commit fails before it lands", () => {
-  it("a held perception whose failure cannot be recorded goes back to its source untold, and is answered when delivered again", async () => {
-    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
-    const log = record(soul);
-    const input = { ...said("hi"), id: "p-1" };
-    await withFaults(
-      [
-        { point: "turn.commit", fault: { kind: "fail" } },
-        // Recording the failure writes the held perception to the inbox first: that fails too.
-        { point: "perception.intake", fault: { kind: "fail" } },
-      ],
-      async (plan) => {
-        const held = await soul.perceiveHeld(input);
-        await expect(held.settled).rejects.toBeInstanceOf(InjectedFault);
-        expect(plan.injected()).toHaveLength(2);
-      },
-    );
-    // Not set aside: so nobody was told it failed.
-    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([]);
-    const again = await soul.perceiveHeld(input);
-    await again.settled;
-    await soul.idle();
-    expect(log.said()).toEqual(["echo: hi"]);
-    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "done" });
-    await soul.stop();
-  });
-
   it("a turn that fails before its perception's own inbox write landed still sets it aside, told, not left pending", async () => {
     const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
     const log = record(soul);
@@ -119,6 +93,32 @@ describe("turn.commit: the commit fails before it lands", () => {
     expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "error" });
     expect(env.actor("e").pendingInbox()).toEqual([]);
     expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([expect.objectContaining({ perceptionId: "p-1" })]);
+    await soul.stop();
+  });
+
+  it.each(["fail", "ackLost"] as const)("recording a held perception's failure goes wrong (%s): tried again until it is recorded, then told once; nothing left pending or delivered again", async (kind) => {
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    await withFaults(
+      [
+        { point: "turn.commit", fault: { kind: "fail" } },
+        // Recording the failure writes the held perception to the inbox first: that goes wrong once.
+        { point: "perception.intake", fault: { kind } },
+      ],
+      async (plan) => {
+        const held = await soul.perceiveHeld({ ...said("hi"), id: "p-1" });
+        // The source acknowledges it once its failure is recorded: it is set aside, not delivered again.
+        await held.settled;
+        await soul.idle();
+        expect(plan.injected()).toHaveLength(2);
+        expect(plan.count("perception.intake")).toBe(2);
+      },
+    );
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "error" });
+    expect(env.actor("e").pendingInbox()).toEqual([]);
+    // Told only once its fate was written, and once.
+    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([expect.objectContaining({ perceptionId: "p-1" })]);
+    expect(log.said()).toEqual([]);
     await soul.stop();
   });
 
