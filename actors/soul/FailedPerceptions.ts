@@ -49,8 +49,10 @@ export class FailedPerceptions {
   async fail(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
     const o = this.#o;
     const { id } = perception;
-    // Its inbox write failed after the turn began: not taken, so not failed; its source delivers it again.
-    if (o.intake.turnEnded(id)) return;
+    // Its inbox write failed after the turn began: not taken, so not failed; its source delivers
+    // it again. (Unless the write landed after all, its acknowledgement lost: then it is in the
+    // inbox, a redelivery is a duplicate, and its failure is recorded as any other.)
+    if (o.intake.turnEnded(id) && o.store.inboxEntry(id) === undefined) return;
     const message = (error as Error)?.message ?? String(error);
     const outcome = await this.#record(perception, error, message);
     if (outcome === "stopped") return;

@@ -79,6 +79,16 @@ export interface PerceiveOptions {
 
 const noop = () => undefined;
 
+/** A turn started before its perception's inbox write landed (`SoulIntake.#early`). */
+interface EarlyTurn {
+  perception: Perception;
+  write: "under way" | "landed" | "failed";
+  ended: boolean;
+  /** Resolves once the turn has ended. */
+  over: Promise<void>;
+  end(): void;
+}
+
 /**
  * A perception's inbox write (fault point `perception.intake`). The store is called in this
  * event turn, so writes queue in call order, which the intake's order rests on.
@@ -100,11 +110,11 @@ export class SoulIntake {
   /** Sources waiting for room in the queue (`room`). */
   #roomWaiters: (() => void)[] = [];
   /**
-   * Perceptions whose turn started early and whose inbox write then failed: the caller was
-   * told it was not taken (it delivers it again), and the turn cannot commit (its inbox entry
-   * is missing). By id, with what a redelivery waits for: that turn's end.
+   * Perceptions whose turn started while their inbox write was under way, until both the
+   * write has settled and the turn has ended: a redelivery waits for the turn (the two never
+   * both run), and a turn whose write failed ends without a word (`turnEnded`).
    */
-  readonly #unwritten = new Map<string, { perception: Perception; ended: Promise<void>; end(): void }>();
+  readonly #early = new Map<string, EarlyTurn>();
 
   constructor(soul: IntakeSoul, options: SoulIntakeOptions) {
     this.#soul = soul;
@@ -159,9 +169,11 @@ export class SoulIntake {
       return Promise.reject(error);
     }
     const { id } = perception;
-    // Its first delivery's turn is still on its way to failing: this one waits, so the two never both run.
-    const unwritten = this.#unwritten.get(id);
-    if (unwritten) return unwritten.ended.then(() => this.perceive(input, options));
+    // A turn for it began before its first delivery's write landed, and is still under way: this
+    // delivery waits for it, so the two never both run (then it is a duplicate, or, if that
+    // write failed and the turn too, taken afresh).
+    const early = this.#early.get(id);
+    if (early && !early.ended) return early.over.then(() => this.perceive(input, options));
     soul.lastActivity = soul.clock.now();
     // The turn starts while the inbox write is under way when nothing can make that wrong: the
     // id is known to be new (not in the inbox, not being written, not held) and no perception
@@ -169,9 +181,9 @@ export class SoulIntake {
     // lands first; nothing of the turn leaves before that commit; and the promise still
     // resolves only once the perception is in the inbox. On a store that syncs, the turn then
     // runs in the shadow of the write's sync instead of after it.
-    let early: boolean;
+    let startsEarly: boolean;
     try {
-      early = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
+      startsEarly = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
     } catch (error) {
       // An id the inbox cannot key, or a closed store: refused before anything runs.
       return Promise.reject(error);
@@ -183,13 +195,14 @@ export class SoulIntake {
     const received = receivePerception(soul, perception);
     this.#writing.set(id, perception);
     let ordered: Promise<boolean>;
-    if (early) {
+    if (startsEarly) {
+      const turn = this.#earlyTurn(perception);
       this.#send(perception);
       // Written meanwhile by no one else (the checks above): the turn under way is its only one.
       ordered = received.then(
-        () => true,
+        () => (this.#written(turn, "landed"), true),
         (error: unknown) => {
-          this.#unwrittenTurn(perception);
+          this.#written(turn, "failed");
           throw error;
         },
       );
@@ -261,32 +274,44 @@ export class SoulIntake {
    * done by the commit, whichever of the two writes lands first (Inbox.recordDoneInTransaction).
    */
   unconfirmed(id: string): InboxRecord | undefined {
-    const perception = this.#writing.get(id) ?? this.#unwritten.get(id)?.perception;
+    const early = this.#early.get(id);
+    const perception = this.#writing.get(id) ?? (early?.write === "failed" ? early.perception : undefined);
     return perception ? { id, perception } : undefined;
   }
 
   /**
-   * The turn of this perception has ended (committed, or failed). True when its inbox write
-   * had failed after it began: the caller was told the perception was not taken and delivers
-   * it again; that redelivery, waiting for this turn, goes on now.
+   * The turn of this perception has ended (committed, or failed). True when it began before
+   * its inbox write, which then failed: the caller was told the perception was not taken and
+   * delivers it again; that redelivery, waiting for this turn, goes on now.
    */
   turnEnded(id: string): boolean {
-    const unwritten = this.#unwritten.get(id);
-    if (!unwritten) return false;
-    this.#unwritten.delete(id);
-    unwritten.end();
-    return true;
+    const early = this.#early.get(id);
+    if (!early || early.ended) return false;
+    early.ended = true;
+    early.end();
+    if (early.write !== "under way") this.#early.delete(id);
+    return early.write === "failed";
   }
 
-  /** The soul stopped: redeliveries waiting for an unwritten turn go on (and are refused as stopped). */
+  /** The soul stopped: redeliveries waiting for a turn go on (and are refused as stopped). */
   releaseUnwritten(): void {
-    for (const id of [...this.#unwritten.keys()]) this.turnEnded(id);
+    for (const id of [...this.#early.keys()]) this.turnEnded(id);
+    this.#early.clear();
   }
 
-  #unwrittenTurn(perception: Perception): void {
+  #earlyTurn(perception: Perception): EarlyTurn {
     let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
-    this.#unwritten.set(perception.id, { perception, ended, end });
+    const over = new Promise<void>((resolve) => (end = resolve));
+    const turn: EarlyTurn = { perception, write: "under way", ended: false, over, end };
+    this.#early.set(perception.id, turn);
+    return turn;
+  }
+
+  #written(turn: EarlyTurn, outcome: "landed" | "failed"): void {
+    turn.write = outcome;
+    // Both over: nothing to wait for. (A turn that ended first, before a failed write was known,
+    // recorded its perception's fate itself: its redelivery is a duplicate.)
+    if (turn.ended && this.#early.get(turn.perception.id) === turn) this.#early.delete(turn.perception.id);
   }
 
   /** Sends the pending inbox to the machine in order (on activation). */

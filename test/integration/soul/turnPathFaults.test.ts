@@ -8,6 +8,7 @@
  * the faults clear, settled exactly once (answered and in memory, or set aside with its error
  * told, or dead-lettered), and what the store holds matches what was said.
  */
+import { appendFileSync } from "node:fs";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FaultPlan, FaultRule } from "../../../runtime/faults/index.ts";
@@ -43,6 +44,7 @@ const echoConfig = (ackWaitMs?: number) =>
 
 /** Runs `count` perceptions through a fresh node under `rules`; resolves with what is wrong (nothing, when the invariants hold). */
 async function scenario(start: () => Promise<EnsoulNode>, rules: readonly FaultRule[], count: number, seen?: (plan: FaultPlan) => void): Promise<string[]> {
+  if (process.env.TPF_TRACE) appendFileSync(process.env.TPF_TRACE, `${JSON.stringify(rules)}\n`);
   const node = await start();
   const watch = await watchTurnPath(node.bus, "ledger");
   try {
@@ -54,7 +56,9 @@ async function scenario(start: () => Promise<EnsoulNode>, rules: readonly FaultR
     });
   } finally {
     watch.stop();
-    await node.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`node.stop() did not end in 20 s under ${JSON.stringify(rules)}`)), 20_000)));
+    await Promise.race([node.stop(), hung]).finally(() => clearTimeout(timer));
   }
 }
 

@@ -76,6 +76,31 @@ describe("perception.intake: the inbox write fails, or lands late, after the sou
   });
 });
 
+describe("perception.intake and turn.commit together", () => {
+  it("the inbox write lands but its caller hears an error, and the turn fails first: set aside, told once, and the redelivery is a duplicate (it does not wait for ever)", async () => {
+    const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
+    const log = record(soul);
+    const input = { ...said("hi"), id: "p-1" };
+    await withFaults(
+      [
+        { point: "perception.intake", fault: { kind: "ackLost" } },
+        { point: "turn.commit", fault: { kind: "fail" } },
+      ],
+      async () => {
+        await expect(soul.perceive(input)).rejects.toBeInstanceOf(InjectedFault);
+        await soul.idle();
+      },
+    );
+    // Its source delivers it again; a wait for a turn that already ended would never end.
+    const redelivered = await Promise.race([soul.perceive(input), new Promise((resolve) => setTimeout(() => resolve("still waiting after 3 s"), 3_000))]);
+    expect(redelivered).toMatchObject({ accepted: false, reason: "duplicate" });
+    expect(env.actor("e").inboxEntry("p-1")).toMatchObject({ status: "error" });
+    expect(log.events.filter((e) => e.type === "error" && e.phase === "process")).toEqual([expect.objectContaining({ perceptionId: "p-1" })]);
+    expect(log.said()).toEqual([]);
+    await soul.stop();
+  });
+});
+
 describe("turn.commit: the commit fails before it lands", () => {
   it("a turn that fails before its perception's own inbox write landed still sets it aside, told, not left pending", async () => {
     const soul = createSoul({ blueprint: echoing(), id: "e", store: env.actor("e") });
