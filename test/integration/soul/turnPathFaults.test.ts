@@ -8,7 +8,6 @@
  * the faults clear, settled exactly once (answered and in memory, or set aside with its error
  * told, or dead-lettered), and what the store holds matches what was said.
  */
-import { appendFileSync } from "node:fs";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FaultPlan, FaultRule } from "../../../runtime/faults/index.ts";
@@ -44,7 +43,6 @@ const echoConfig = (ackWaitMs?: number) =>
 
 /** Runs `count` perceptions through a fresh node under `rules`; resolves with what is wrong (nothing, when the invariants hold). */
 async function scenario(start: () => Promise<EnsoulNode>, rules: readonly FaultRule[], count: number, seen?: (plan: FaultPlan) => void): Promise<string[]> {
-  if (process.env.TPF_TRACE) appendFileSync(process.env.TPF_TRACE, `${JSON.stringify(rules)}\n`);
   const node = await start();
   const watch = await watchTurnPath(node.bus, "ledger");
   try {
