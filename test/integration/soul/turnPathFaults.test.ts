@@ -68,7 +68,7 @@ describe("the core turn path under fault schedules (in-process bus, real LMDB)",
         expect(await scenario(inProcess, rules, 6)).toEqual([]);
       }),
       // A failing schedule is reported as drawn: shrinking one that waits out its time limit would take minutes.
-      { numRuns: 20, endOnFailure: true },
+      { numRuns: 12, endOnFailure: true },
     );
   }, 300_000);
 });
@@ -89,7 +89,7 @@ describeWithNats("the core turn path under fault schedules (a real nats-server: 
       fc.asyncProperty(schedule, async (rules) => {
         expect(await scenario(onNats, rules, 6)).toEqual([]);
       }),
-      { numRuns: 8, endOnFailure: true },
+      { numRuns: 6, endOnFailure: true },
     );
   }, 300_000);
 });
