@@ -71,9 +71,10 @@ export class FailedPerceptions {
     const { id } = perception;
     for (let tries = 1; ; tries++) {
       try {
-        if (o.store.inboxEntry(id)?.status === "done") return "done";
+        const entry = o.store.inboxEntry(id);
+        if (entry?.status === "done") return "done";
         // Not in the inbox yet (held, or its own write not landed): the failure is kept there all the same.
-        if (o.held.recordOf(id) || o.intake.unconfirmed(id)) await o.writes.run(() => receivePerception(o, perception));
+        if (entry === undefined || o.held.recordOf(id) || o.intake.unconfirmed(id)) await o.writes.run(() => receivePerception(o, perception));
         // A full store refused the commit, not the perception: it stays pending, and the soul's
         // next activation (once the operator has made room) processes it. Marked failed, nothing would.
         if (!(error instanceof StoreFullError)) await o.writes.run(() => markFailed(o.store, id, message));
