@@ -1,3 +1,4 @@
+import { atFaultPoint } from "../../runtime/faults/index.ts";
 import type { ActorStore, OutboxEntry } from "../../runtime/store/index.ts";
 import type { Outlet } from "../vocabulary/index.ts";
 import { OutboxDelivery } from "./OutboxDelivery.ts";
@@ -123,7 +124,8 @@ export class ProposalFlow {
     const proposal = entry.payload as Proposal;
     const failed = (err: unknown) =>
       emit({ type: "error", soulId, phase: "deliver", message: (err as Error)?.message ?? String(err), ...(proposal.causation ? { perceptionId: proposal.causation } : {}) });
-    await outlet.deliver(proposal);
+    const perception = proposal.causation !== undefined ? { perceptionId: proposal.causation } : {};
+    await atFaultPoint("outbox.publish", () => outlet.deliver(proposal), { soulId, id: proposal.id, kind: proposal.kind, ...perception });
     // The acknowledgement does not hold up the next delivery: it only removes the entry, and
     // if it is lost the entry is delivered again with the same id, which receivers dedupe.
     this.#o.busy(1);

@@ -11,15 +11,19 @@
  *
  * What a caller may rely on is unchanged by the early start: `perceive` resolves once the
  * perception is in the inbox (acknowledge it then), and nothing of its turn leaves the soul
- * before the commit that marks it done, which LMDB writes after it. A process that dies
- * before the inbox write lands loses the perception as it always would have, whether or not
- * its turn had begun: the caller was never told it was taken.
+ * before the commit that records it done. A process that dies before the inbox write lands
+ * loses the perception as it always would have, whether or not its turn had begun: the caller
+ * was never told it was taken. An early turn does not count on its write: its commit records
+ * the perception itself (`unconfirmed`), so a write that lands late, or fails, neither fails
+ * the turn nor lets the perception be answered twice: a redelivery of one whose write failed
+ * waits for that turn's end, and is then a duplicate or, if the turn failed, taken afresh.
  *
  * The order of a soul's perceptions and speech is kept at five points; docs/ARCHITECTURE.md
  * ("The order of a soul's perceptions and speech") says how they relate. This is one of them.
  */
 import type { Actor } from "xstate";
-import type { ActorStore } from "../../runtime/store/index.ts";
+import { atFaultPoint } from "../../runtime/faults/index.ts";
+import type { ActorStore, InboxRecord } from "../../runtime/store/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { MAX_HELD, type HeldPerceptions } from "./HeldPerceptions.ts";
 import type { Perception, PerceptionInput } from "../vocabulary/index.ts";
@@ -75,6 +79,24 @@ export interface PerceiveOptions {
 
 const noop = () => undefined;
 
+/** A turn started before its perception's inbox write landed (`SoulIntake.#early`). */
+interface EarlyTurn {
+  perception: Perception;
+  write: "under way" | "landed" | "failed";
+  ended: boolean;
+  /** Resolves once the turn has ended. */
+  over: Promise<void>;
+  end(): void;
+}
+
+/**
+ * A perception's inbox write (fault point `perception.intake`). The store is called in this
+ * event turn, so writes queue in call order, which the intake's order rests on.
+ */
+export function receivePerception(soul: { readonly soulId: string; readonly store: Pick<ActorStore, "receive"> }, perception: Perception): Promise<boolean> {
+  return atFaultPoint("perception.intake", () => soul.store.receive(perception.id, perception), { soulId: soul.soulId, id: perception.id });
+}
+
 export class SoulIntake {
   readonly #soul: IntakeSoul;
   readonly #o: SoulIntakeOptions;
@@ -83,10 +105,16 @@ export class SoulIntake {
   #receiving = 0;
   /** Taken the slow way: waiting for their inbox write before they go to the machine. */
   #waiting = 0;
-  /** Ids whose inbox write is under way. */
-  readonly #writing = new Set<string>();
+  /** Perceptions whose inbox write is under way, by id. */
+  readonly #writing = new Map<string, Perception>();
   /** Sources waiting for room in the queue (`room`). */
   #roomWaiters: (() => void)[] = [];
+  /**
+   * Perceptions whose turn started while their inbox write was under way, until both the
+   * write has settled and the turn has ended: a redelivery waits for the turn (the two never
+   * both run), and a turn whose write failed ends without a word (`turnEnded`).
+   */
+  readonly #early = new Map<string, EarlyTurn>();
 
   constructor(soul: IntakeSoul, options: SoulIntakeOptions) {
     this.#soul = soul;
@@ -140,17 +168,22 @@ export class SoulIntake {
     } catch (error) {
       return Promise.reject(error);
     }
-    soul.lastActivity = soul.clock.now();
     const { id } = perception;
+    // A turn for it began before its first delivery's write landed, and is still under way: this
+    // delivery waits for it, so the two never both run (then it is a duplicate, or, if that
+    // write failed and the turn too, taken afresh).
+    const early = this.#early.get(id);
+    if (early && !early.ended) return early.over.then(() => this.perceive(input, options));
+    soul.lastActivity = soul.clock.now();
     // The turn starts while the inbox write is under way when nothing can make that wrong: the
     // id is known to be new (not in the inbox, not being written, not held) and no perception
-    // before it is still waiting. The write is queued first, so the turn's commit, which marks
-    // it done, lands after it; nothing of the turn leaves before that commit; and the promise
-    // still resolves only once the perception is in the inbox. On a store that syncs, the turn
-    // then runs in the shadow of the write's sync instead of after it.
-    let early: boolean;
+    // before it is still waiting. The turn's commit records it done whichever of the two writes
+    // lands first; nothing of the turn leaves before that commit; and the promise still
+    // resolves only once the perception is in the inbox. On a store that syncs, the turn then
+    // runs in the shadow of the write's sync instead of after it.
+    let startsEarly: boolean;
     try {
-      early = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
+      startsEarly = this.#waiting === 0 && this.#o.held.size === 0 && !this.#writing.has(id) && soul.store.inboxEntry(id) === undefined;
     } catch (error) {
       // An id the inbox cannot key, or a closed store: refused before anything runs.
       return Promise.reject(error);
@@ -158,14 +191,21 @@ export class SoulIntake {
     this.#o.busy(1);
     this.#receiving++;
     // Held perceptions go into the inbox ahead of this one, so a crash replays them in order.
-    if (this.#o.held.size) this.#o.held.demote((p) => soul.store.receive(p.id, p));
-    const received = soul.store.receive(id, perception);
-    this.#writing.add(id);
+    if (this.#o.held.size) this.#o.held.demote((p) => receivePerception(soul, p));
+    const received = receivePerception(soul, perception);
+    this.#writing.set(id, perception);
     let ordered: Promise<boolean>;
-    if (early) {
+    if (startsEarly) {
+      const turn = this.#earlyTurn(perception);
       this.#send(perception);
       // Written meanwhile by no one else (the checks above): the turn under way is its only one.
-      ordered = received.then(() => true);
+      ordered = received.then(
+        () => (this.#written(turn, "landed"), true),
+        (error: unknown) => {
+          this.#written(turn, "failed");
+          throw error;
+        },
+      );
     } else {
       this.#waiting++;
       // Inbox writes go out at once; PERCEIVE events follow in call order, so a receive that
@@ -228,13 +268,60 @@ export class SoulIntake {
     return Promise.resolve({ accepted: true, id: perception.id, settled });
   }
 
+  /**
+   * What a turn's commit records in the inbox for a perception whose own write it cannot count
+   * on: one under way (issued, or not yet), or one that failed after the turn began. Recorded
+   * done by the commit, whichever of the two writes lands first (Inbox.recordDoneInTransaction).
+   */
+  unconfirmed(id: string): InboxRecord | undefined {
+    const early = this.#early.get(id);
+    const perception = this.#writing.get(id) ?? (early?.write === "failed" ? early.perception : undefined);
+    return perception ? { id, perception } : undefined;
+  }
+
+  /**
+   * The turn of this perception has ended (committed, or failed). True when it began before
+   * its inbox write, which then failed: the caller was told the perception was not taken and
+   * delivers it again; that redelivery, waiting for this turn, goes on now.
+   */
+  turnEnded(id: string): boolean {
+    const early = this.#early.get(id);
+    if (!early || early.ended) return false;
+    early.ended = true;
+    early.end();
+    if (early.write !== "under way") this.#early.delete(id);
+    return early.write === "failed";
+  }
+
+  /** The soul stopped: redeliveries waiting for a turn go on (and are refused as stopped). */
+  releaseUnwritten(): void {
+    for (const id of [...this.#early.keys()]) this.turnEnded(id);
+    this.#early.clear();
+  }
+
+  #earlyTurn(perception: Perception): EarlyTurn {
+    let end!: () => void;
+    const over = new Promise<void>((resolve) => (end = resolve));
+    const turn: EarlyTurn = { perception, write: "under way", ended: false, over, end };
+    this.#early.set(perception.id, turn);
+    return turn;
+  }
+
+  #written(turn: EarlyTurn, outcome: "landed" | "failed"): void {
+    turn.write = outcome;
+    // Both over: nothing to wait for. (A turn that ended first, before a failed write was known,
+    // recorded its perception's fate itself: its redelivery is a duplicate.)
+    if (turn.ended && this.#early.get(turn.perception.id) === turn) this.#early.delete(turn.perception.id);
+  }
+
   /** Sends the pending inbox to the machine in order (on activation). */
   replay(): void {
     const soul = this.#soul;
     for (const entry of soul.store.pendingInbox()) {
       const perception = entry.perception as Perception;
       if (perception.process !== undefined && !soul.blueprint.processes.has(perception.process)) {
-        void this.#o.writes.run(() => soul.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${soul.blueprint.name}'`));
+        // A mark that cannot be written leaves the entry pending: the next activation tries again.
+        this.#o.writes.run(() => soul.store.markError(entry.id, `process '${perception.process}' is not in blueprint '${soul.blueprint.name}'`)).catch(noop);
         continue;
       }
       this.#send(perception);

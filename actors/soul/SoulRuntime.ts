@@ -1,9 +1,11 @@
 import { createActor, type Actor, type ActorOptions, type ActorRefFrom, type AnyActorLogic, type AnyActorRef, type InputFrom } from "xstate";
 import { runWithCognition, type CognitionContext } from "../../runtime/cognition/index.ts";
-import { StoreFullError, type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
+import { atFaultPoint } from "../../runtime/faults/index.ts";
+import { type ActorStore, type KvReadEntry, type ScheduledEntry, type TurnCommit } from "../../runtime/store/index.ts";
 import type { IsmMachineInput } from "../ism/index.ts";
 import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
+import { FailedPerceptions } from "./FailedPerceptions.ts";
 import { HeldPerceptions } from "./HeldPerceptions.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
@@ -84,6 +86,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   readonly #writes: SoulWrites;
   readonly #schedules: SoulSchedules;
   readonly #whispers: SoulWhispers;
+  readonly #failed: FailedPerceptions;
   #idleWaiters: (() => void)[] = [];
   /** Perceptions on their way into the inbox, deliveries and commits not yet settled. */
   #busy = 0;
@@ -111,6 +114,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.#writes = new SoulWrites(busy);
     this.#intake = new SoulIntake(this, { held: this.#held, writes: this.#writes, busy, maxQueued: options.maxQueued });
     this.#subprocesses = new SubprocessPhase(this);
+    this.#failed = this.#failedPerceptions();
     this.#schedules = new SoulSchedules({
       soulId: this.soulId,
       blueprintName: this.blueprint.name,
@@ -144,6 +148,23 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     this.actor.subscribe({ next: () => (this.#checkIdle(), this.#intake.wake()), error: (err) => (this.#machineFailed(err), this.#intake.wake()) });
     this.actor.start();
     this.#restore();
+  }
+
+  /** Where a perception whose turn failed is set aside (FailedPerceptions.ts). */
+  #failedPerceptions(): FailedPerceptions {
+    return new FailedPerceptions({
+      soulId: this.soulId,
+      store: this.store,
+      clock: this.clock,
+      writes: this.#writes,
+      held: this.#held,
+      intake: this.#intake,
+      schedules: { has: (id) => this.#schedules.has(id), delete: (id) => this.#schedules.delete(id) },
+      emit: (event) => this.emit(event),
+      failed: (err, id) => this.#events.failed("commit", err, id),
+      stopping: () => this.stopRequested() || this.status !== "active",
+      setAside: () => pruneToolCalls(this, this.#state.turn + 1),
+    });
   }
 
   /** Re-arms schedules, replays the inbox in order and re-delivers what was never acknowledged. */
@@ -228,6 +249,7 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     await this.#intake.received();
     await this.flushed();
     this.#held.releaseAll("it stopped");
+    this.#intake.releaseUnwritten();
     this.#proposals.stop();
     await this.#proposals.settled();
     for (const child of this.#children) child.stop?.();
@@ -341,36 +363,21 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
       // Applied to the state as committed now, so a whisper that landed during the turn is kept.
       const state = draft.applyTo(this.#state, draft.memory, place);
       // Decided now, in write order: a held perception demoted meanwhile is in the inbox already.
-      const record = done === undefined ? undefined : this.#held.recordOf(done);
+      const record = done === undefined ? undefined : (this.#held.recordOf(done) ?? this.#intake.unconfirmed(done));
       const commit = turnCommitOf(state, this.machine, writes, { record, done });
       if (draft.trace) commit.log = { kind: done === undefined ? "subprocess" : "turn", at: now, trace: draft.trace.toStored(this.clock.now()) };
       return { state, commit };
     });
     pruneToolCalls(this, state.turn);
-    if (done !== undefined) this.#held.settle(done);
+    if (done !== undefined) (this.#held.settle(done), this.#intake.turnEnded(done));
     this.#schedules.applied(writes.schedulesPut, writes.schedulesDelete);
     if (writes.outbox.length) this.#proposals.deliver(writes.outbox);
     if (draft.expired) this.#expire();
     return state;
   }
 
-  async failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
-    const message = (error as Error)?.message ?? String(error);
-    this.emit({ type: "error", soulId: this.soulId, phase: "process", message, perceptionId: perception.id, process, ...(turnId !== undefined ? { turnId } : {}) });
-    try {
-      // A held perception is not in the inbox yet: the failure is kept there all the same.
-      if (this.#held.recordOf(perception.id)) await this.#writes.run(() => this.store.receive(perception.id, perception));
-      // A full store refused the commit, not the perception: it stays pending, and the soul's
-      // next activation (once the operator has made room) processes it. Marked failed, nothing would.
-      if (!(error instanceof StoreFullError)) await this.#writes.run(() => this.store.markError(perception.id, message));
-      // Set aside with its error, the failed turn (the one after the last commit) is not run again: its tool calls' records go.
-      if (turnId !== undefined && this.store.inboxEntry(perception.id)?.status === "error") pruneToolCalls(this, this.#state.turn + 1);
-      if (this.#schedules.has(perception.id)) await this.#schedules.delete(perception.id);
-      this.#held.settle(perception.id);
-    } catch (err) {
-      this.#held.release(perception.id, err);
-      this.#events.failed("commit", err, perception.id);
-    }
+  failPerception(perception: Perception, process: string, error: unknown, turnId?: string): Promise<void> {
+    return this.#failed.fail(perception, process, error, turnId);
   }
 
   emitError(message: string, process: string, perceptionId: string, turnId?: string): void {
@@ -393,7 +400,9 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
   #commit(build: () => { state: SoulState; commit: TurnCommit }): Promise<SoulState> {
     return this.#writes.run(() => {
       const { state, commit } = build();
-      return this.store.commitTurn(commit).then(() => {
+      const perceptionId = commit.inboxRecord?.id ?? commit.inboxDone;
+      const detail = { soulId: this.soulId, turn: state.turn, ...(perceptionId !== undefined ? { perceptionId } : {}) };
+      return atFaultPoint("turn.commit", () => this.store.commitTurn(commit), detail).then(() => {
         this.#state = state;
         return state;
       });

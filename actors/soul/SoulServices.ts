@@ -7,7 +7,7 @@
  * SoulRuntime → each run, and a new service is one field here and one line where the node
  * builds it (runtime/node/nodeServices.ts), not a new option at every step.
  */
-import type { SharedKv } from "../../runtime/bus/index.ts";
+import type { SharedContextLimits, SharedKv } from "../../runtime/bus/index.ts";
 import type { BlueprintStores, SoulStoreService } from "../../runtime/store/index.ts";
 import type { ToolRegistry } from "../tool/index.ts";
 
@@ -16,6 +16,8 @@ export interface SoulServices {
   ephemeral?(soulId: string, type: string, data: unknown): void;
   /** The cluster's shared key-value state (`useSharedContext`): shared by every soul and client, not the soul's own. */
   sharedContext?: SharedKv;
+  /** How long a shared context nobody uses keeps its watch, and how many stay open (default DEFAULT_SHARED_CONTEXT_LIMITS). */
+  sharedContextLimits?: Partial<SharedContextLimits>;
   /** `useSoulStore`: limits, embeddings, and each soul's cached index (runtime/store documents/). Default: one per soul runtime, no embeddings. */
   soulStore?: SoulStoreService;
   /** `useBlueprintStore`: the indexed `rag/` folders, by path. Default: one shared by the process. */

@@ -10,7 +10,7 @@
  * being lost; a write that must count once per perception should record the perception's id
  * with it (see docs/PROTOCOL.md, "Shared context").
  */
-import { openSharedContext, type JsonValue, type SharedChange, type SharedContext, type SharedKv, type SharedUpdateOptions } from "../../runtime/bus/index.ts";
+import { SharedContextPool, type JsonValue, type SharedChange, type SharedContext, type SharedContextLimits, type SharedKv, type SharedUpdateOptions } from "../../runtime/bus/index.ts";
 import { requireRun, type ProcessRun } from "./ProcessRun.ts";
 import { missingService } from "./SoulServices.ts";
 
@@ -18,23 +18,17 @@ import { missingService } from "./SoulServices.ts";
 export type SoulSharedContext = SharedContext;
 
 /**
- * One context per name and bucket for the whole host, so that every turn of every soul on a
- * node shares one watch and one view instead of opening a watch per call.
+ * One pool of contexts per bucket for the whole host, so that every turn of every soul on a
+ * node shares one watch and one view per name instead of opening a watch per call, and a
+ * context nobody uses any more is closed (SharedContextPool). The first soul to use a bucket
+ * sets the pool's limits (a node gives every soul the same).
  */
-const contexts = new WeakMap<SharedKv, Map<string, SharedContext>>();
+const pools = new WeakMap<SharedKv, SharedContextPool>();
 
-function contextOf(kv: SharedKv, name: string): SharedContext {
-  let byName = contexts.get(kv);
-  if (!byName) contexts.set(kv, (byName = new Map()));
-  let ctx = byName.get(name);
-  if (!ctx) {
-    ctx = openSharedContext(kv, name);
-    byName.set(name, ctx);
-    // A context that could not start is opened afresh by the next call, not kept broken.
-    const failed = ctx;
-    ctx.ready.catch(() => byName.get(name) === failed && byName.delete(name));
-  }
-  return ctx;
+function poolOf(kv: SharedKv, limits: Partial<SharedContextLimits> | undefined): SharedContextPool {
+  let pool = pools.get(kv);
+  if (!pool) pools.set(kv, (pool = new SharedContextPool(kv, limits)));
+  return pool;
 }
 
 /**
@@ -46,35 +40,42 @@ function contextOf(kv: SharedKv, name: string): SharedContext {
  */
 export function useSharedContext(name?: string): SoulSharedContext {
   const run = requireRun("useSharedContext");
-  const kv = run.host.services.sharedContext;
+  const { sharedContext: kv, sharedContextLimits } = run.host.services;
   if (!kv) throw missingService("useSharedContext()", "sharedContext");
-  const ctx = contextOf(kv, name ?? run.soulId);
+  const pool = poolOf(kv, sharedContextLimits);
+  const contextName = name ?? run.soulId;
+  // Each use goes through the pool: it keeps the context open while it is used, and opens it
+  // again if it was closed meanwhile (then `ready` waits for its view anew).
+  const ctx = () => pool.context(contextName);
+  const opened = ctx();
   return {
-    name: ctx.name,
-    ready: ctx.ready,
+    name: opened.name,
+    get ready() {
+      return ctx().ready;
+    },
     get data() {
-      return ctx.data;
+      return ctx().data;
     },
     get revision() {
-      return ctx.revision;
+      return ctx().revision;
     },
     get<T extends JsonValue = JsonValue>(key: string) {
-      return ctx.get<T>(key);
+      return ctx().get<T>(key);
     },
     set(key: string, value: JsonValue) {
       run.assertLive();
-      return ctx.set(key, value);
+      return ctx().set(key, value);
     },
     update<T extends JsonValue = JsonValue>(key: string, fn: (current: T | undefined) => T | undefined, opts?: SharedUpdateOptions) {
       run.assertLive();
-      return ctx.update(key, fn, opts);
+      return ctx().update(key, fn, opts);
     },
     delete(key: string) {
       run.assertLive();
-      return ctx.delete(key);
+      return ctx().delete(key);
     },
     watch(listener: (change: SharedChange) => void) {
-      const stop = ctx.watch(listener);
+      const stop = pool.listen(contextName, listener);
       // A cancelled turn's listeners go with it; a finished turn's stay until the process stops them.
       run.signal.addEventListener("abort", stop, { once: true });
       return () => {

@@ -180,7 +180,7 @@ export function createSoulHost(options: SoulHostOptions): SoulHost {
       id,
       clock.setTimeout(() => {
         wakeups.delete(id);
-        if (!live.has(id)) void get(id);
+        if (!live.has(id)) get(id).catch(() => undefined); // a failed activation: the next perception tries again
       }, Math.max(0, at - clock.now())),
     );
   };

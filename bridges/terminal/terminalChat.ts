@@ -2,7 +2,7 @@
  * The terminal bridge: a person at a terminal talking to a soul (`ensoul chat`, on the
  * in-process bus or over NATS). The CLI wires it to the soul; this file is the terminal side.
  */
-import { createInterface } from "node:readline";
+import { createInterface, type Interface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
 /** Sends one line to the soul; `say` is called for every piece of speech as it streams. */
@@ -24,8 +24,9 @@ export interface TerminalChatOptions {
   /** Printed once before the first prompt. */
   banner?: string;
   /**
-   * Aborted to end the chat: the line being answered is finished, nothing after it is read.
-   * Without it, the chat ends at end of input (or `/quit`).
+   * Aborted to end the chat: the line being answered is finished (or, with none under way, the
+   * line sent just before the stop is answered), nothing after it is read, and lines sent behind
+   * it are named as not sent. Without it, the chat ends at end of input (or `/quit`).
    */
   stop?: AbortSignal;
   /** Ctrl-C read as a key on a terminal (raw mode); without it, readline's own: the chat ends. */
@@ -46,20 +47,89 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
   if (options.banner) write(`${options.banner}\n`);
 
   const rl = createInterface({ input, output: interactive ? output : undefined, terminal: interactive });
-  let closed = false;
-  rl.once("close", () => (closed = true));
-  const prompt = () => interactive && !closed && rl.prompt();
+  const lines = sentLines(rl);
+  const prompt = () => interactive && !lines.closed && rl.prompt();
   rl.setPrompt("you> ");
   if (options.onInterrupt) rl.on("SIGINT", options.onInterrupt);
   const stop = options.stop;
-  const onStop = () => rl.close();
-  if (stop?.aborted) rl.close();
+  let answering = false;
+  // A stop finishes the line being answered; with none under way, the line sent last before
+  // it is the one being answered (its turn just has not begun). Lines sent behind it are not
+  // sent to the soul, and the person is told which.
+  let unsent: string[] = [];
+  const onStop = () => {
+    unsent = lines.takeFrom(answering ? 0 : 1);
+    rl.close();
+  };
+  if (stop?.aborted) onStop();
   stop?.addEventListener("abort", onStop, { once: true });
   prompt();
 
   let turns = 0;
+  const sink = speechSink(write, interactive);
+  for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
+    const line = raw.trim();
+    if (line === "") {
+      prompt();
+      continue;
+    }
+    if (interactive && (line === "/quit" || line === "/exit")) break;
+    if (!interactive) write(`you> ${line}\n`);
+    answering = true;
+    try {
+      await options.turn(line, sink);
+    } catch (e) {
+      write(`! ${(e as Error).message}\n`);
+    } finally {
+      answering = false;
+    }
+    turns++;
+    if (stop?.aborted) break;
+    prompt();
+  }
+  const notSent = unsent.map((l) => l.trim()).filter((l) => l !== "");
+  if (notSent.length > 0) write(`! not sent, the chat was stopping: ${notSent.map((l) => JSON.stringify(l)).join(", ")}\n`);
+  stop?.removeEventListener("abort", onStop);
+  rl.close();
+  return { turns };
+}
+
+/**
+ * The lines the person sent, in order, as readline emits them: a line is here the moment Enter
+ * is read, even when a stop comes in the same read from the terminal (Ctrl-C right after
+ * Enter), so the stop can tell which lines were sent. `next` resolves undefined once the input
+ * has closed and every line is taken.
+ */
+function sentLines(rl: Interface) {
+  const lines: string[] = [];
+  let closed = false;
+  let wake: (() => void) | undefined;
+  const woken = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  rl.on("line", (line) => (lines.push(line), woken()));
+  rl.once("close", () => ((closed = true), woken()));
+  return {
+    get closed() {
+      return closed;
+    },
+    async next(): Promise<string | undefined> {
+      while (lines.length === 0 && !closed) await new Promise<void>((resolve) => (wake = resolve));
+      return lines.shift();
+    },
+    /** Removes and returns the lines waiting from the `index`-th on. */
+    takeFrom(index: number): string[] {
+      return lines.splice(index);
+    },
+  };
+}
+
+/** Interactive: chunks streamed as they come, the final ends the line; piped: each final on its own line. */
+function speechSink(write: (s: string) => void, interactive: boolean): ChatSpeech {
   const streamed = new Set<string>();
-  const sink: ChatSpeech = {
+  return {
     chunk(id, speaker, text) {
       if (!interactive) return;
       if (!streamed.has(id)) {
@@ -76,26 +146,4 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<{ t
       write(`${speaker}: ${text}\n`);
     },
   };
-
-  for await (const raw of rl) {
-    // Lines typed or piped after a stop are not answered.
-    if (stop?.aborted) break;
-    const line = raw.trim();
-    if (line === "") {
-      prompt();
-      continue;
-    }
-    if (interactive && (line === "/quit" || line === "/exit")) break;
-    if (!interactive) write(`you> ${line}\n`);
-    try {
-      await options.turn(line, sink);
-    } catch (e) {
-      write(`! ${(e as Error).message}\n`);
-    }
-    turns++;
-    prompt();
-  }
-  stop?.removeEventListener("abort", onStop);
-  rl.close();
-  return { turns };
 }

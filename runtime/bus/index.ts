@@ -107,6 +107,7 @@ export {
   type SharedKv,
 } from "./sharedKv.ts";
 export { createMemorySharedKv } from "./memorySharedKv.ts";
-export { openSharedContext, type SharedChange, type SharedContext, type SharedUpdateOptions } from "./sharedContext.ts";
+export { openSharedContext, type ClosableSharedContext, type SharedChange, type SharedContext, type SharedUpdateOptions } from "./sharedContext.ts";
+export { DEFAULT_SHARED_CONTEXT_LIMITS, SharedContextPool, type SharedContextLimits } from "./sharedContextPool.ts";
 export { assertHistoryRecordSize, HistoryCompactionTooLargeError, HistoryDuplicateError, HistoryFencedError, HistoryRecordTooLargeError, historyStreamName, historySubject, MAX_HISTORY_RECORD_BYTES, type AppendOptions, type HistoryEntry, type HistoryRead, type SoulHistoryLog } from "./soulHistoryLog.ts";
 export { LeaseHeldError, nodeLeaseBucket, soulLeaseBucket, type LeaseStore, type NodeLease, type SoulLeaseHolder } from "./leases.ts";

@@ -10,10 +10,10 @@
  * The bucket is opened (created if missing, idempotently) on first use, so a node that never
  * touches shared context never asks JetStream for it.
  */
-import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
+import { DeliverPolicy, StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import { headers } from "@nats-io/transport-node";
 import { isWrongLastSequence } from "./jetStreamErrors.ts";
-import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { updateReplicas } from "./natsStream.ts";
 import { decodeSharedValue, encodeSharedValue, sharedBucketName, sharedKey, SharedConflictError, SHARED_VALUE_MAX_BYTES, type JsonValue, type SharedChangeListener, type SharedEntry, type SharedKv } from "./sharedKv.ts";
 
@@ -112,21 +112,35 @@ class NatsSharedKv implements SharedKv {
     }
   }
 
+  /**
+   * An ordered push consumer of the context's keys, delivering new writes only, as a KV watch
+   * is, but deleted on the server when the watch stops: left to its inactivity threshold (five
+   * minutes in the client), every watch a process ever stopped would linger that long.
+   */
   async watch(context: string, listener: SharedChangeListener): Promise<() => void> {
-    const filter = `${sharedKey(context, "x").slice(0, -1)}>`;
-    const kv = await this.#open();
-    // Updates only: the consumer exists when this resolves, so nothing written after is missed.
-    const updates = await kv.watch({ key: filter, include: KvWatchInclude.UpdatesOnly });
+    await this.#open();
+    const prefix = `$KV.${this.bucket}.`;
+    const consumer = await this.#js.consumers.getPushConsumer(`KV_${this.bucket}`, {
+      filter_subjects: `${prefix}${sharedKey(context, "x").slice(0, -1)}>`,
+      deliver_policy: DeliverPolicy.New,
+    });
+    const updates = await consumer.consume();
     void (async () => {
-      for await (const e of updates) {
+      for await (const m of updates) {
         try {
-          listener(entryOf(e.key.slice(context.length + 1), e));
+          const operation = m.headers?.get("KV-Operation");
+          const key = m.subject.slice(prefix.length + context.length + 1);
+          listener({ key, value: operation === "DEL" || operation === "PURGE" ? undefined : decodeSharedValue(m.data, `shared key ${m.subject.slice(prefix.length)}`), revision: m.seq });
         } catch {
           // a listener's own failure, or a foreign value that is not JSON (get() says so): the watch goes on
         }
       }
     })().catch(() => undefined);
-    return () => updates.stop();
+    return () => {
+      updates.stop();
+      // Nothing waits for it: a consumer the server cannot delete now goes after its inactivity threshold.
+      consumer.delete().catch(() => undefined);
+    };
   }
 }
 

@@ -47,15 +47,23 @@ export interface SharedContext {
   watch(listener: (change: SharedChange) => void): () => void;
 }
 
+/** A context as `openSharedContext` gives it: its opener closes it. */
+export interface ClosableSharedContext extends SharedContext {
+  /** Stops the watch (on NATS: its consumer goes): `data` is no longer kept current. Reads and writes still work. */
+  close(): Promise<void>;
+}
+
 const DEFAULT_ATTEMPTS = 32;
 
-export function openSharedContext(kv: SharedKv, name: string): SharedContext {
+export function openSharedContext(kv: SharedKv, name: string): ClosableSharedContext {
   return new LiveSharedContext(kv, name);
 }
 
-class LiveSharedContext implements SharedContext {
+class LiveSharedContext implements ClosableSharedContext {
   readonly ready: Promise<void>;
   readonly #kv: SharedKv;
+  #stopWatch: (() => void) | undefined;
+  #closed = false;
   readonly #data = new Map<string, { value: JsonValue | undefined; revision: number }>();
   readonly #listeners = new Set<(change: SharedChange) => void>();
   #revision = 0;
@@ -72,8 +80,18 @@ class LiveSharedContext implements SharedContext {
 
   /** Watch first, then read: a write between the two is seen by the watch, and revisions decide which value is newer. */
   async #start(): Promise<void> {
-    await this.#kv.watch(this.name, (entry) => this.#seen(entry));
+    this.#stopWatch = await this.#kv.watch(this.name, (entry) => this.#seen(entry));
+    // Closed while the watch was starting: it stops as soon as it exists.
+    if (this.#closed) return this.#stopWatch();
     for (const entry of await this.#kv.entries(this.name)) this.#seen(entry, false);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    this.#stopWatch?.();
+    await this.ready.catch(() => undefined);
   }
 
   #seen(entry: SharedEntry, announce = true): void {

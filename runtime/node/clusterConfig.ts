@@ -9,6 +9,7 @@
  * (`defineSoul(...)`) instead of a builtin soul's name, a Gate object instead of a builtin.
  */
 import { DEFAULT_TURN_LOG_KEEP } from "../store/index.ts";
+import { DEFAULT_SHARED_CONTEXT_LIMITS } from "../bus/index.ts";
 import { z } from "zod";
 import { DEFAULT_MAX_QUEUED, type SoulBlueprint } from "../../actors/soul/index.ts";
 import { DAIMON_MODES, type DaimonMode } from "../../actors/daimon/index.ts";
@@ -124,6 +125,14 @@ const runtimeSchema = z.strictObject({
       v === false ? false : v === true ? { leaseMs: DEFAULT_LEASE_MS } : { leaseMs: v.leaseMs, ...(v.snapshotEvery !== undefined ? { snapshotEvery: v.snapshotEvery } : {}) },
     ),
   turnLog: z.strictObject({ keep: z.number().int().min(0).max(1_000_000).default(DEFAULT_TURN_LOG_KEEP), maxAgeMs: z.number().int().min(1).optional() }).default({ keep: DEFAULT_TURN_LOG_KEEP }),
+  /**
+   * The shared contexts (`useSharedContext`) a node keeps open, each one watch (on NATS a
+   * JetStream consumer): one unused for `idleMs` with no listener is closed, and past `maxOpen`
+   * the least recently used one without a listener (runtime/bus sharedContextPool.ts).
+   */
+  sharedContexts: z
+    .strictObject({ idleMs: z.number().int().min(1_000).default(DEFAULT_SHARED_CONTEXT_LIMITS.idleMs), maxOpen: z.number().int().min(1).max(1_000_000).default(DEFAULT_SHARED_CONTEXT_LIMITS.maxOpen) })
+    .default({ ...DEFAULT_SHARED_CONTEXT_LIMITS }),
 });
 
 export const clusterConfigSchema = z
@@ -159,7 +168,7 @@ export const clusterConfigSchema = z
     approvals: z.strictObject({ authorizedUsers: z.array(z.string().min(1)).min(1) }).optional(),
     /** Reserved: validated, not started yet. */
     bridges: z.array(bridgeSchema).default([]),
-    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true, replicas: 1, failover: false, turnLog: { keep: DEFAULT_TURN_LOG_KEEP } }),
+    runtime: runtimeSchema.default({ heartbeatMs: 1_000, ackWaitMs: 30_000, maxInFlight: 256, maxQueued: DEFAULT_MAX_QUEUED, passivateAfterMs: 600_000, deadLetterUnknownSouls: true, replicas: 1, failover: false, turnLog: { keep: DEFAULT_TURN_LOG_KEEP }, sharedContexts: { ...DEFAULT_SHARED_CONTEXT_LIMITS } }),
   })
   .superRefine((config, ctx) => crossCheck(config, ctx));
 

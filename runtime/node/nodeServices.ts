@@ -16,7 +16,7 @@ export function nodeSoulServices(plan: NodePlan, ground: NodeGround, _output: No
   const sharedContext = ground.bus.sharedKv?.();
   const shared: SoulServices = {
     ephemeral: createEphemeralPublisher(ground.bus, ground.subjects, plan.report),
-    ...(sharedContext ? { sharedContext } : {}),
+    ...(sharedContext ? { sharedContext, sharedContextLimits: plan.config.runtime.sharedContexts } : {}),
     // Documents live in each soul's own LMDB keyspace (read through its ActorStore); this holds the indexes, limits and embedder.
     soulStore: createSoulStoreService({ ...soulStoreOptions(), limitsOf: (id) => plan.hosted.get(id)?.soulStore }),
     blueprintStore: createBlueprintStores(),

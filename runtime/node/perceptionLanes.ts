@@ -12,6 +12,7 @@
  */
 import type { JsMsg } from "@nats-io/jetstream";
 import { deadLetter, parseSubject, type Bus } from "../bus/index.ts";
+import { atFaultPoint } from "../faults/index.ts";
 import { whenRoom, type SourceOptions } from "./perceptionSources.ts";
 
 export interface LaneOptions extends SourceOptions {
@@ -48,6 +49,15 @@ function safely(fn: () => void): void {
   } catch {
     // the connection is gone
   }
+}
+
+/**
+ * The acknowledgement of a perception the node is done with (fault point `perception.ack`).
+ * Lost, the server delivers the message again after ack_wait, and the inbox knows it.
+ */
+function ack(m: JsMsg): void {
+  const detail = { soulId: parseSubject(m.subject)?.id ?? undefined, id: m.headers?.get("Nats-Msg-Id") || undefined, seq: m.seq, delivery: m.info.deliveryCount };
+  void atFaultPoint("perception.ack", () => safely(() => m.ack()), detail).catch(() => undefined);
 }
 
 export class PerceptionLanes {
@@ -97,13 +107,15 @@ export class PerceptionLanes {
     if (!current.parked) this.active++;
     const tail = current.tail.then(() => this.handleOne(entry, current));
     current.tail = tail;
-    void tail.finally(() => {
+    const finished = () => {
       this.inFlight.delete(entry);
       current.size--;
       if (!current.parked) this.active--;
       if (current.tail === tail && this.lanes.get(key) === current) this.lanes.delete(key);
       this.wakeSlot();
-    });
+    };
+    // handleOne settles every outcome itself: the tail never rejects, and either way the lane is freed.
+    tail.then(finished, finished);
   }
 
   /** Messages taken from now on are handed back, and lanes waiting for room give up. */
@@ -151,7 +163,7 @@ export class PerceptionLanes {
       }
       const outcome = taken.value;
       if (outcome) this.ackWhen(entry, outcome.ackAfter);
-      else safely(() => m.ack());
+      else ack(m);
     } catch (err) {
       lane.failed = true;
       await this.failed(m, deliveries, err);
@@ -170,7 +182,7 @@ export class PerceptionLanes {
   private ackWhen(entry: InFlight, ackAfter: Promise<void>): void {
     const m = entry.msg;
     const settled = ackAfter.then(
-      () => safely(() => m.ack()),
+      () => ack(m),
       (err: unknown) => {
         // The soul stopped before processing it: the server delivers it again (here after a restart, or to a twin).
         if (!this.stopping) this.o.report(err, `perception ${m.seq} on ${m.subject} handed back`);
@@ -178,7 +190,8 @@ export class PerceptionLanes {
       },
     );
     this.held.set(entry, settled);
-    void settled.finally(() => this.held.delete(entry));
+    const forget = () => void this.held.delete(entry);
+    settled.then(forget, forget);
   }
 
   /** The soul is full: the lane gives up its slots until it has room (or the source stops: false). */

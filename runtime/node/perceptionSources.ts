@@ -40,6 +40,7 @@
  */
 import { isSoulQueueFull } from "../../actors/soul/index.ts";
 import { deadLetter, parseSubject, type Bus } from "../bus/index.ts";
+import { atFaultPoint } from "../faults/index.ts";
 import type { PerceptionHandler } from "./perceptionIntake.ts";
 
 export interface PerceptionSource {
@@ -90,9 +91,15 @@ export async function whenRoom<T>(
   }
 }
 
+const noop = () => undefined;
+
 /** Any Bus: its durable consumer, one perception at a time. Its handler never holds a message (the intake runs with `holds: false`). */
 export async function busPerceptionSource(bus: Bus, o: SourceOptions): Promise<PerceptionSource> {
-  const consumer = await bus.durable(o.filter, o.consumer, async (msg) => void (await whenRoom(o, msg.subject, () => o.handler(msg.subject, msg.data))), {
+  const consumer = await bus.durable(o.filter, o.consumer, async (msg) => {
+    await whenRoom(o, msg.subject, () => o.handler(msg.subject, msg.data));
+    // The bus acks a message when its handler resolves: a fault here is an ack that never reached the stream.
+    await atFaultPoint("perception.ack", noop, { soulId: parseSubject(msg.subject)?.id ?? undefined, seq: msg.seq, delivery: msg.deliveryCount });
+  }, {
     ackWaitMs: o.ackWaitMs,
     ...(o.maxDeliver !== undefined ? { maxDeliver: o.maxDeliver } : {}),
     ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),

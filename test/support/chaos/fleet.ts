@@ -22,6 +22,8 @@ export interface FleetNodeOptions {
   nats: string | string[];
   data: string;
   replicas?: number;
+  /** More environment for the child (e.g. ENSOUL_FAULTS, a fault plan for runtime/faults). */
+  env?: Record<string, string>;
 }
 
 /** `ensoul up echoFleet.config.ts --node <node>` with the fleet's shape in its environment. */
@@ -32,6 +34,7 @@ export function spawnFleetNode(o: FleetNodeOptions): NodeProcess {
     CHAOS_SOULS: String(o.souls),
     CHAOS_NODES: (o.nodes ?? [o.node]).join(","),
     CHAOS_REPLICAS: String(o.replicas ?? 1),
+    ...o.env,
   });
 }
 
