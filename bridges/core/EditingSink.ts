@@ -180,11 +180,12 @@ export class EditingSink implements SpeechSink {
     this.#settle(stream);
     this.#streams.delete(speechId);
     if (!stream.busy) return;
-    const busy = stream.busy.catch(() => undefined);
-    this.#settling.set(speechId, busy);
-    void busy.then(() => {
+    // Settles whatever the post ended in (never rejects), and forgets itself once done.
+    const forget = () => {
       if (this.#settling.get(speechId) === busy) this.#settling.delete(speechId);
-    });
+    };
+    const busy: Promise<void> = stream.busy.then(forget, forget);
+    this.#settling.set(speechId, busy);
   }
 
   #settle(stream: Stream): void {

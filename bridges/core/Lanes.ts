@@ -12,11 +12,12 @@ export class Lanes {
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const before = this.#tails.get(key) ?? Promise.resolve();
     const result = before.then(task, task);
-    const tail = result.catch(() => undefined);
-    this.#tails.set(key, tail);
-    void tail.then(() => {
+    // The tail settles whatever the task ended in (never rejects), and forgets itself once last.
+    const forget = () => {
       if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(forget, forget);
+    this.#tails.set(key, tail);
     return result;
   }
 
