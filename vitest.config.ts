@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowFirstSequencer from "./test/support/ci/slowFirstSequencer.ts";
 
 export default defineConfig({
   test: {
@@ -12,5 +13,7 @@ export default defineConfig({
     // Two files at a time even on two cores (vitest would run one): most e2e and NATS tests
     // wait on child processes and sockets, not the CPU (1,456 tests took 548 s this way).
     maxWorkers: 2,
+    // The files that start processes first, so a fresh clone does not leave the longest for last.
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });
