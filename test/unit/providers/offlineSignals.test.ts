@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readSignals, statedName } from "../../../runtime/providers/offlineSignals.ts";
 
-const signal = (key: "frustrated" | "calm" | "problem" | "done") => (text: string) => readSignals(text)[key];
+const signal = (key: "frustrated" | "calm" | "problem" | "done" | "careful" | "focus" | "recall" | "question") => (text: string) => readSignals(text)[key];
 
 describe("offline signals: frustration", () => {
   it.each([
@@ -23,6 +23,12 @@ describe("offline signals: frustration", () => {
     "damn it, again",
     "I give up.",
     "I'm so fed up with this",
+    // Frustration in plain words, as people say it (issue 24: this line never moved Claudius).
+    "I am really frustrated, this stupid code never works!",
+    "This is so annoying.",
+    "I'm getting angry with this thing",
+    "ugh, it never works",
+    "This drives me crazy",
   ])("reads %j as frustrated", (text) => {
     expect(signal("frustrated")(text)).toBe(true);
   });
@@ -35,6 +41,8 @@ describe("offline signals: frustration", () => {
     "Straw colour or blue?",
     "Thanks, that helps.",
     "My build fails with error TS2307",
+    "Sorry if this is a stupid question: what is a frog?",
+    "It never rains here in July.",
   ])("does not read %j as frustrated", (text) => {
     expect(signal("frustrated")(text)).toBe(false);
   });
@@ -64,6 +72,61 @@ describe("offline signals: calm, problems, done", () => {
   it("reads 'done', 'that works', 'fixed' as a finished task", () => {
     for (const text of ["done", "That works, thanks", "fixed it", "all set"]) expect(signal("done")(text), text).toBe(true);
     expect(signal("done")("still failing")).toBe(false);
+  });
+});
+
+describe("offline signals: requests for careful work, for focus, and questions about what was said", () => {
+  it("reads a request for careful or step-by-step work", () => {
+    for (const text of [
+      "Can you walk me through flattening the sole, step by step?",
+      "Please go through it carefully.",
+      "Be careful with this one.",
+      "Explain it in detail.",
+      "Let's do this one step at a time.",
+      "Think it through thoroughly before you answer.",
+    ]) {
+      expect(signal("careful")(text), text).toBe(true);
+    }
+    for (const text of ["I restore hand planes.", "I'm a careful person", "Why is the sky blue?"]) expect(signal("careful")(text), text).toBe(false);
+  });
+
+  it("reads a request to focus or go deep", () => {
+    for (const text of [
+      "Let's focus and go deep on the chipbreaker.",
+      "Can we focus on the frog?",
+      "Let's do a deep dive into tuning.",
+      "I want to dig into this properly.",
+      "Let's go deeper.",
+      "Concentrate on the blade.",
+      "Stay focused on the bevel, please.",
+    ]) {
+      expect(signal("focus")(text), text).toBe(true);
+    }
+    for (const text of ["I can't focus today", "The lake is deep.", "Hello!"]) expect(signal("focus")(text), text).toBe(false);
+  });
+
+  it("reads a question about something the person told the soul", () => {
+    for (const text of [
+      "What did I tell you my name was?",
+      "What's my name?",
+      "Do you remember what I restore?",
+      "What did I say about the plane?",
+      "Who am I?",
+      "Remind me what I told you.",
+    ]) {
+      expect(signal("recall")(text), text).toBe(true);
+    }
+    for (const text of ["I told you so.", "My name is Marta.", "What is a soul?", "Remember to sharpen first."]) expect(signal("recall")(text), text).toBe(false);
+  });
+
+  it("reads a question as a question", () => {
+    for (const text of ["Why is the sky blue?", "what is a soul", "How do I temper a chisel"]) expect(signal("question")(text), text).toBe(true);
+    for (const text of ["thanks", "I restore hand planes.", "Tell me about planes."]) expect(signal("question")(text), text).toBe(false);
+  });
+
+  it("reads none of them inside what the person quotes", () => {
+    const quoted = 'She wrote "let\'s focus and go deep, step by step, what did I tell you?" on the board.';
+    for (const key of ["careful", "focus", "recall"] as const) expect(signal(key)(quoted), key).toBe(false);
   });
 });
 
