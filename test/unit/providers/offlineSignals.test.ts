@@ -4,6 +4,8 @@
  * the positives: an offline demo that turns frustrated at "how do I stop the server?" would
  * show the graph wrongly.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readSignals, statedName } from "../../../runtime/providers/offlineSignals.ts";
@@ -173,5 +175,35 @@ describe("offline signals: a stated name", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/**
+ * The table of "The offline model's rules" a soul author drives their branches by: in README.md,
+ * or in docs/ once README's reference material moves there. Its rows, as [examples, signal].
+ */
+function documentedRules(): [examples: string[], signal: string][] {
+  const root = join(import.meta.dirname, "../../..");
+  const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => join("docs", f))];
+  const text = files.map((f) => readFileSync(join(root, f), "utf8")).find((t) => t.includes("The offline model's rules"));
+  if (text === undefined) throw new Error("no README.md or docs/*.md documents the offline model's rules");
+  const after = text.slice(text.indexOf("The offline model's rules"));
+  // The first table after the heading: its lines up to the first line that is not a row.
+  const section = /(?:^\|.*\n)+/m.exec(after)?.[0] ?? "";
+  const rows = [...section.matchAll(/^\| (.+?) \| (\w+) \| .+ \|$/gm)].filter((m) => m[2] !== "signal");
+  return rows.map((m) => [[...m[1]!.matchAll(/`([^`]+)`/g)].map((e) => e[1]!).filter((e) => e.length > 1), m[2]!]);
+}
+
+describe("the offline model's rules as documented", () => {
+  it("lists every signal, and each example in the table carries the signal its row names", () => {
+    const rules = documentedRules();
+    expect(rules.map(([, signal]) => signal).sort()).toEqual(["calm", "careful", "done", "focus", "frustrated", "name", "problem", "question", "recall"]);
+    for (const [examples, signal] of rules) {
+      expect(examples.length, signal).toBeGreaterThan(0);
+      for (const example of examples) {
+        const read = readSignals(example);
+        expect(signal === "name" ? read.name : read[signal as keyof typeof read], `${signal}: ${example}`).toBeTruthy();
+      }
+    }
   });
 });
