@@ -78,52 +78,46 @@ describe("offline signals: calm, problems, done", () => {
 });
 
 describe("offline signals: requests for careful work, for focus, and questions about what was said", () => {
-  it("reads a request for careful or step-by-step work", () => {
-    for (const text of [
-      "Can you walk me through flattening the sole, step by step?",
-      "Please go through it carefully.",
-      "Be careful with this one.",
-      "Explain it in detail.",
-      "Let's do this one step at a time.",
-      "Think it through thoroughly before you answer.",
-    ]) {
-      expect(signal("careful")(text), text).toBe(true);
-    }
-    for (const text of ["I restore hand planes.", "I'm a careful person", "Why is the sky blue?"]) expect(signal("careful")(text), text).toBe(false);
-  });
+  const cases: [what: string, key: "careful" | "focus" | "recall" | "question", yes: string[], no: string[]][] = [
+    [
+      "a request for careful or step-by-step work",
+      "careful",
+      [
+        "Can you walk me through flattening the sole, step by step?",
+        "Please go through it carefully.",
+        "Be careful with this one.",
+        "Explain it in detail.",
+        "Let's do this one step at a time.",
+        "Think it through thoroughly before you answer.",
+      ],
+      ["I restore hand planes.", "I'm a careful person", "Why is the sky blue?"],
+    ],
+    [
+      "a request to focus or go deep",
+      "focus",
+      [
+        "Let's focus and go deep on the chipbreaker.",
+        "Can we focus on the frog?",
+        "Let's do a deep dive into tuning.",
+        "I want to dig into this properly.",
+        "Let's go deeper.",
+        "Concentrate on the blade.",
+        "Stay focused on the bevel, please.",
+      ],
+      ["I can't focus today", "The lake is deep.", "Hello!"],
+    ],
+    [
+      "a question about something the person told the soul",
+      "recall",
+      ["What did I tell you my name was?", "What's my name?", "Do you remember what I restore?", "What did I say about the plane?", "Who am I?", "Remind me what I told you."],
+      ["I told you so.", "My name is Marta.", "What is a soul?", "Remember to sharpen first."],
+    ],
+    ["a question", "question", ["Why is the sky blue?", "what is a soul", "How do I temper a chisel"], ["thanks", "I restore hand planes.", "Tell me about planes."]],
+  ];
 
-  it("reads a request to focus or go deep", () => {
-    for (const text of [
-      "Let's focus and go deep on the chipbreaker.",
-      "Can we focus on the frog?",
-      "Let's do a deep dive into tuning.",
-      "I want to dig into this properly.",
-      "Let's go deeper.",
-      "Concentrate on the blade.",
-      "Stay focused on the bevel, please.",
-    ]) {
-      expect(signal("focus")(text), text).toBe(true);
-    }
-    for (const text of ["I can't focus today", "The lake is deep.", "Hello!"]) expect(signal("focus")(text), text).toBe(false);
-  });
-
-  it("reads a question about something the person told the soul", () => {
-    for (const text of [
-      "What did I tell you my name was?",
-      "What's my name?",
-      "Do you remember what I restore?",
-      "What did I say about the plane?",
-      "Who am I?",
-      "Remind me what I told you.",
-    ]) {
-      expect(signal("recall")(text), text).toBe(true);
-    }
-    for (const text of ["I told you so.", "My name is Marta.", "What is a soul?", "Remember to sharpen first."]) expect(signal("recall")(text), text).toBe(false);
-  });
-
-  it("reads a question as a question", () => {
-    for (const text of ["Why is the sky blue?", "what is a soul", "How do I temper a chisel"]) expect(signal("question")(text), text).toBe(true);
-    for (const text of ["thanks", "I restore hand planes.", "Tell me about planes."]) expect(signal("question")(text), text).toBe(false);
+  it.each(cases)("reads %s", (_what, key, yes, no) => {
+    for (const text of yes) expect(signal(key)(text), text).toBe(true);
+    for (const text of no) expect(signal(key)(text), text).toBe(false);
   });
 
   it("reads none of them inside what the person quotes", () => {
