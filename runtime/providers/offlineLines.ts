@@ -109,7 +109,8 @@ export function thoughtLine(c: Conversation): string {
  * soul's own words). The soul is named in the command ("the daimon of Claudius").
  */
 export function intuitionLine(c: Conversation): string {
-  const soul = /daimon of ([^,.\n]+)/.exec(c.command)?.[1]?.trim();
+  // "the daimon of Claudius", or (divination.ts) "the daimon of the soul named “Claudius”".
+  const soul = /daimon of (?:the soul named )?[“"]?([^,.\n“”"]+)/.exec(c.command)?.[1]?.trim();
   const transcript = lastFencedBlock(c.lastUserRaw) ?? c.lastUserRaw;
   const lines = transcript.split("\n").map((l) => l.trim()).filter(Boolean);
   const spoken = lines.filter((l) => !soul || !l.startsWith(`${soul}:`));
