@@ -32,7 +32,7 @@ const TOPICS: readonly { topic: RegExp; holds: (c: Conversation) => boolean }[] 
       [/frustrat|angry|anger|annoy|upset|irritat|furious|impatien/i, "frustrated"],
       [/careful|step[\s_-]*by[\s_-]*step|thorough|detail|methodical/i, "careful"],
       [FOCUS_TOPIC, "focus"],
-      [/remember|recall|\btold\b|mention/i, "recall"],
+      [/remember|recall|remind/i, "recall"],
       [/problem|error|\bbug|broken|\bfail|fault|\bfix/i, "problem"],
       [/\bdone\b|finish|complete|solved|resolved/i, "done"],
       [/\bcalm|thank|grateful|apolog|satisf|pleased|relieved/i, "calm"],
