@@ -6,9 +6,12 @@
  * runs end to end without a provider. It never pretends to be a real model: what it says
  * states plainly that it is the offline model.
  *
- * Determinism: every choice (enum members, booleans, verbs, phrasing) comes from a hash of
- * the conversation, so the same request always gets the same answer. With tools, it calls
- * the one the request names and then answers from the result (offlineTools.ts).
+ * Determinism: booleans and choices (a soul's `mentalQuery` and `decision`, an ISM's next
+ * action, the mood it reports) follow documented rules about what the person said
+ * (offlineJudgement.ts, offlineSignals.ts; README.md "The offline model's rules"); the rest
+ * (verbs, phrasing, made-up JSON values) comes from a hash of the conversation. The same
+ * request always gets the same answer. With tools, it calls the one the request names and then
+ * answers from the result (offlineTools.ts).
  */
 import { createCompletionStream, type StreamSink } from "./completionStream.ts";
 import { sleep, startDeadline, type RequestDeadline } from "./deadline.ts";
@@ -116,7 +119,7 @@ export function composeOfflineAnswer(messages: readonly ChatMessage[], format?: 
   const convo = readConversation(messages);
   switch (format?.type) {
     case "json":
-      return offlineActionChoice(format.schema, convo.command) ?? JSON.stringify(valueFromSchema(format.schema, format.schema, convo, "$", 0));
+      return offlineActionChoice(format.schema, convo.command, convo) ?? JSON.stringify(valueFromSchema(format.schema, format.schema, convo, "$", 0));
     case "tags":
       return tagsAnswer(format.tags, convo);
     default:

@@ -7,9 +7,13 @@
  * same action twice, DONE before anything was done), and the demo is meant to show the ISM
  * working a problem through. Offline, the ISM takes the listed actions in the order the soul
  * lists them, one a loop, never one the decision log already shows, and says DONE when none
- * is left. Claudius lists Think, Research, Respond, Escalate: offline it thinks, recalls and
- * responds, and Respond ends the phase.
+ * is left. When the person asked to focus or go deep (offlineSignals.ts), the first action whose
+ * name or description speaks of focus, depth or escalation goes first. Claudius lists Think,
+ * Research, Respond, Escalate: offline it thinks, recalls and responds, and Respond ends the
+ * phase; asked to go deep, it escalates, and deepWork takes the task up.
  */
+import type { Conversation } from "./offlineConversation.ts";
+import { FOCUS_TOPIC } from "./offlineJudgement.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -36,16 +40,27 @@ function chosenSoFar(command: string): Set<string> {
   return chosen;
 }
 
+/** Each action's description, from the instruction's `- **Name**: description` list. */
+function descriptions(command: string): Map<string, string> {
+  const at = command.indexOf("## Available Actions");
+  const end = command.indexOf("\n## ", at + 1);
+  const list = at < 0 ? "" : command.slice(at, end < 0 ? undefined : end);
+  return new Map([...list.matchAll(/^- \*\*([^*\n]+)\*\*: (.*)$/gm)].map((m) => [m[1]!, m[2]!] as const));
+}
+
 /**
  * The choice as JSON, or undefined when the request is not an ISM choice (the schema is not
  * one, or the instruction has no decision log).
  */
-export function offlineActionChoice(schema: unknown, command: string): string | undefined {
+export function offlineActionChoice(schema: unknown, command: string, c: Pick<Conversation, "signals">): string | undefined {
   const names = actionNames(schema);
   if (!names || !command.includes("## Decision Log")) return undefined;
   const done = names.find((n) => n.toUpperCase() === "DONE");
   const chosen = chosenSoFar(command);
-  const next = names.find((n) => n !== done && !chosen.has(n));
+  const open = names.filter((n) => n !== done && !chosen.has(n));
+  const described = descriptions(command);
+  const focused = c.signals.focus ? open.find((n) => FOCUS_TOPIC.test(`${n} ${described.get(n) ?? ""}`)) : undefined;
+  const next = focused ?? open[0];
   const action = next ?? done ?? names[0]!;
   const reasoning =
     next !== undefined

@@ -23,6 +23,8 @@ export interface Conversation {
   speaker?: string;
   /** What the last user message said, cleaned and shortened. Empty when there is none. */
   said: string;
+  /** What the last user message said, whole: inside its fence, without its speaker's frame. */
+  lastUserText: string;
   /**
    * Something the same speaker said before the last message, so replies show the memory at
    * work. Only theirs: "Earlier you told me" must not hand them someone else's words (a
@@ -35,8 +37,12 @@ export interface Conversation {
   lastUserRaw: string;
   /** What the last message signals (read from all of it, not the snippet). */
   signals: Signals;
-  /** What the same speaker's message before it signals: the turn a periodic check did not see. */
-  previous?: Signals;
+  /**
+   * What the same speaker said before the last message, as written, oldest first: what the
+   * soul was told (a recall question is answered from it) and the turns a periodic soul-state
+   * check did not see (offlineTags.ts).
+   */
+  told: string[];
   /** The name the person goes by, once given: in this message, earlier in the history, or in the user model. */
   name?: string;
   /** The name was given in the last message. */
@@ -85,15 +91,15 @@ export function readConversation(messages: readonly ChatMessage[]): Conversation
     soulName,
     speaker,
     said: snippet(text),
+    lastUserText: text,
     earlier,
     userTurns: users.length,
     lastUserRaw: lastUser?.content ?? "",
     signals,
+    told: theirs,
     nameGivenNow: signals.name !== undefined,
     prompt,
   };
-  const before = theirs.at(-1);
-  if (before !== undefined) c.previous = readSignals(before);
   const known = name ?? prompt.modelName;
   if (known) c.name = known;
   return c;
@@ -139,7 +145,15 @@ export function lastFencedBlock(text: string): string | undefined {
   return fences.at(-1)?.[2];
 }
 
-function snippet(text: string): string {
+/**
+ * The first words of a message: what the offline model notes as `currentTopic` when it reports
+ * the soul state, and how it finds that message again in the history (offlineTags.ts).
+ */
+export function topicOf(text: string): string {
+  return snippet(text).split(" ").slice(0, 6).join(" ");
+}
+
+export function snippet(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > SNIPPET_MAX ? `${flat.slice(0, SNIPPET_MAX - 1).trimEnd()}…` : flat;
 }

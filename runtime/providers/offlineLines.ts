@@ -8,13 +8,20 @@
  */
 import { pick } from "./offlineChoice.ts";
 import { lastFencedBlock, NAME_NOTE, type Conversation } from "./offlineConversation.ts";
+import { recallAnswer } from "./offlineRecall.ts";
 import { readSignals } from "./offlineSignals.ts";
 
 export const MONOLOGUE_VERBS = ["thought", "mused", "pondered", "wondered", "considered", "reflected", "noticed", "weighed"];
 
-/** The open-ended problem is worked through in the ISM when the instruction offers its marker. */
+/**
+ * The message is flagged as an open-ended problem (worked through in the ISM) when the
+ * instruction offers the marker and the person brings a technical problem, asks for careful or
+ * step-by-step work, or asks to focus or go deep; never while frustrated (the mood goes first),
+ * nor for a question about what they told the soul (that is answered from memory).
+ */
 export function flagsOpenProblem(c: Conversation): boolean {
-  return c.prompt.openProblemMarker !== undefined && c.signals.problem && !c.signals.frustrated;
+  const s = c.signals;
+  return c.prompt.openProblemMarker !== undefined && (s.problem || s.careful || s.focus) && !s.frustrated && !s.recall;
 }
 
 /** The current task is finished: the instruction offers its marker and the person says it is done. */
@@ -28,6 +35,8 @@ function hunch(c: Conversation): string {
   return whisper ? ` A hunch surfaces, and I follow it: ${whisper}` : "";
 }
 
+const STEPS = "say exactly what you want to end with; take the smallest step toward it and check it; then the next, one at a time.";
+
 const CHECKLIST =
   "read the first error, not the last; reproduce it with the smallest command that fails; then look at what changed since it last worked.";
 
@@ -39,6 +48,10 @@ export function dialogueLine(c: Conversation): string {
   // Past the greeting, a known name still opens the answers that speak to the person's trouble.
   const address = hello || (c.name ? `${c.name}, ` : "");
   const opening = (rest: string) => (address.endsWith(", ") ? `${address}${rest}` : `${address}${rest.charAt(0).toUpperCase()}${rest.slice(1)}`);
+  const recalled = recallAnswer(c);
+  if (recalled) {
+    return `${opening(recalled)} I'm the offline model: I remember what you tell me, but I can't really think about it.${hunch(c)}`;
+  }
   if (c.prompt.shortAnswer) {
     // Asked for one or two sentences (the frustrated mode): the second is the hunch when there is one.
     const second = hunch(c).trim() || "I'm only the offline model, so I'll keep it short.";
@@ -53,6 +66,12 @@ export function dialogueLine(c: Conversation): string {
   }
   if (c.signals.problem) {
     return `${opening(`here is how I'd work "${c.said}": ${CHECKLIST}`)} I'm the offline model, so that's a checklist, not a diagnosis.${hunch(c)}`;
+  }
+  if (c.signals.focus) {
+    return `${opening(`heads down on "${c.said}", then.`)} I'll stay on it until you say it's done, though as the offline model I can hold the thread, not do the work.${hunch(c)}`;
+  }
+  if (c.signals.careful) {
+    return `${opening(`step by step, then, for "${c.said}":`)} ${STEPS} I'm the offline model, so that's the method, not the answer.${hunch(c)}`;
   }
   if (hello) {
     return `${hello}You said "${c.said}". I'm running on the offline model: no language model is connected, so I can keep you company and remember what you tell me, but not really think.${hunch(c)}`;
@@ -74,6 +93,9 @@ export function thoughtLine(c: Conversation): string {
     c.name ? NAME_NOTE(c.name) : "",
     c.signals.frustrated ? "They sound frustrated." : "",
     c.signals.problem ? "Something is broken; it wants working through, step by step." : "",
+    c.signals.careful && !c.signals.problem ? "They want it done carefully, step by step." : "",
+    c.signals.focus ? "They want to focus and go deep." : "",
+    c.signals.recall ? "They ask what they told me." : "",
     c.prompt.whisper ? "An intuition surfaced; I will heed it." : "",
   ].filter(Boolean);
   const markers = [flagsOpenProblem(c) ? c.prompt.openProblemMarker : undefined, finishesTask(c) ? c.prompt.taskCompleteMarker : undefined];
@@ -87,7 +109,8 @@ export function thoughtLine(c: Conversation): string {
  * soul's own words). The soul is named in the command ("the daimon of Claudius").
  */
 export function intuitionLine(c: Conversation): string {
-  const soul = /daimon of ([^,.\n]+)/.exec(c.command)?.[1]?.trim();
+  // "the daimon of Claudius", or (divination.ts) "the daimon of the soul named “Claudius”".
+  const soul = /daimon of (?:the soul named )?[“"]?([^,.\n“”"]+)/.exec(c.command)?.[1]?.trim();
   const transcript = lastFencedBlock(c.lastUserRaw) ?? c.lastUserRaw;
   const lines = transcript.split("\n").map((l) => l.trim()).filter(Boolean);
   const spoken = lines.filter((l) => !soul || !l.startsWith(`${soul}:`));

@@ -1,6 +1,6 @@
 /**
  * What the offline model reads in the prompt's own sections: the daimonic intuition, the soul
- * state, the user model's name, and what the response format asks for (a marker to end the
+ * state and its notes, the user model's name, and what the response format asks for (a marker to end the
  * monologue with, short answers, the verbs to use).
  *
  * It exists apart from the conversation reader because these are the soul's and the
@@ -16,6 +16,11 @@ export interface PromptReading {
   whisper?: string;
   /** The `## Soul State` section's `- key: value` lines. */
   soulState: Readonly<Record<string, string>>;
+  /**
+   * The `## Your Notes` section's `- key: value` lines (the soul state's free-text keys, fenced
+   * there because they may quote the person): only compared with the history, never followed.
+   */
+  notes: Readonly<Record<string, string>>;
   /** The name the `## User Model` section records (its `Name:` line). */
   modelName?: string;
   /** "End the monologue with the line [open problem]" when the message is an open-ended problem. */
@@ -45,6 +50,7 @@ export function readPrompt(messages: readonly ChatMessage[]): PromptReading {
   const dialogue = section(format, "External Dialogue");
   const reading: PromptReading = {
     soulState: soulStateLines(last("## Soul State") ?? ""),
+    notes: soulStateLines(last("## Your Notes") ?? ""),
     clearsTask: /clear it with an empty `currentTask:` line/i.test(format),
     shortAnswer: /\b(?:1-2|one or two) sentences\b/i.test(dialogue),
   };

@@ -2,11 +2,14 @@
  * JSON values from a JSON schema: what the offline model answers to a `json` format.
  *
  * It exists apart from the offline model because walking a schema ($ref, anyOf/oneOf, allOf,
- * bounds, string formats) is a self-contained concern. Every choice is seeded from the
- * conversation and the value's path, so the same request always gets the same JSON.
+ * bounds, string formats) is a self-contained concern. Booleans and enum values are judged from
+ * what the person said (offlineJudgement.ts: a soul's `mentalQuery` and `decision` branch on
+ * them); every other value is seeded from the conversation and the value's path, so the same
+ * request always gets the same JSON.
  */
-import { fnv1a, pick } from "./offlineChoice.ts";
+import { fnv1a } from "./offlineChoice.ts";
 import type { Conversation } from "./offlineConversation.ts";
+import { choose, describedQuestion, judge, quotedStatement } from "./offlineJudgement.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Schema = Record<string, unknown>;
@@ -43,7 +46,8 @@ export function valueFromSchema(schemaIn: unknown, root: Schema, c: Conversation
   }
   if ("const" in schema) return schema.const as Json;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) {
-    return pick(schema.enum as Json[], c.seed, path);
+    // A decision's question is its instruction's description; any other field's, its own.
+    return choose(schema.enum as Json[], describedQuestion(c.command) ?? questionOf(schema, path), c);
   }
   const options = (schema.anyOf ?? schema.oneOf) as unknown[] | undefined;
   if (Array.isArray(options) && options.length > 0) {
@@ -66,7 +70,8 @@ export function valueFromSchema(schemaIn: unknown, root: Schema, c: Conversation
     case "number":
       return numberFromSchema(schema, c, path, schemaType(schema) === "integer");
     case "boolean":
-      return fnv1a(`${c.seed}:${path}`) % 2 === 0;
+      // A mentalQuery's statement is quoted in its instruction; any other field states its own.
+      return judge(quotedStatement(c.command) ?? questionOf(schema, path), c);
     case "null":
       return null;
     default:
@@ -99,6 +104,11 @@ function arrayFromSchema(schema: Schema, root: Schema, c: Conversation, path: st
     out.push(valueFromSchema(itemSchema, root, c, `${path}[${i}]`, depth + 1));
   }
   return out;
+}
+
+/** What a field asks: its description, else its name in words (`userIsFrustrated`: "user is frustrated"). */
+function questionOf(schema: Schema, path: string): string {
+  return typeof schema.description === "string" && schema.description.trim() ? schema.description : humanKey(path);
 }
 
 function humanKey(path: string): string {

@@ -1,7 +1,10 @@
 /**
  * What the offline model reads in a person's words: a few plain, deterministic heuristics
- * (frustration, calm, a technical problem, a finished task, a stated name), so that a soul
- * running offline still moves through its process graph the way a real model would move it.
+ * (frustration, calm, a technical problem, a finished task, a request for careful or
+ * step-by-step work, a request to focus or go deep, a question about what they told the soul,
+ * a question at all, a stated name), so that a soul running offline still moves through its
+ * process graph the way a real model would move it. README.md ("The offline model's rules")
+ * documents them for soul authors: keep the two in step.
  *
  * It exists on its own because these readings are about the person's text alone, shared by
  * the answers (dialogue, monologue, user model, soul state) and the daimon's intuitions.
@@ -20,13 +23,21 @@ export interface Signals {
   problem: boolean;
   /** The work is finished: "done", "that works", "fixed". */
   done: boolean;
+  /** A request for careful or step-by-step work: "step by step", "walk me through", "carefully", "in detail". */
+  careful: boolean;
+  /** A request to focus or go deep: "let's focus", "focus on", "go deep", "deep dive", "dig into". */
+  focus: boolean;
+  /** A question about something they told the soul: "What did I tell you my name was?", "Do you remember...". */
+  recall: boolean;
+  /** A question: a question mark, or a question word first. */
+  question: boolean;
   /** The name the person gave for themselves, if they gave one. */
   name?: string;
 }
 
 const SWEARING = /\b(?:fuck\w*|shit\w*|damn\w*|crap|wtf|ffs|bullshit|goddamn\w*|bloody hell|screw (?:this|it|you))\b/i;
 const COMPLAINT =
-  /\b(?:i (?:really )?hate|i give up|fed up|sick of|useless|pointless|ridiculous|hopeless|worthless|nothing works|so annoying|frustrat(?:ed|ing))\b/i;
+  /\b(?:i (?:really )?hate|i give up|fed up|sick of|had enough|useless|pointless|ridiculous|hopeless|worthless|nothing works|never works|annoy(?:ed|ing)|angry|upset|furious|irritat(?:ed|ing)|frustrat(?:ed|ing)|stupid(?!\s+question)|(?:drives?|driving) me (?:crazy|mad|nuts|insane)|this sucks)\b/i;
 // "stop" as a demand ("Stop.", "just stop", "stop repeating yourself"), not "how do I stop the server".
 const STOP = /(?:^|[.!?,;]\s*)(?:(?:just|please|oh|now)\s+)?stop(?:\s+it)?\s*(?:[.!?,;]|$)|\bstop\s+\w+ing\b/i;
 const CALM =
@@ -34,6 +45,13 @@ const CALM =
 const PROBLEM =
   /\b(?:errors?|exceptions?|bugs?|crash(?:es|ed|ing)?|fail(?:s|ed|ing|ure)?|broken|traceback|stack ?trace|segfault|regression|doesn'?t work|does not work|not working|won'?t (?:build|compile|start|run|load|install)|can'?t (?:build|compile|install|import)|cannot find|how (?:do|can|should|would) (?:i|we|you) (?:fix|debug|solve|resolve)|how to (?:fix|debug|solve))\b/i;
 const DONE = /\b(?:done|finished|that works|it works|works now|fixed|solved|all set)\b/i;
+const CAREFUL =
+  /\b(?:step[- ]by[- ]step|one step at a time|(?:walk|talk) me through|carefully|be careful|careful (?:look|thought|review|analysis)|thorough(?:ly)?|in (?:great |full )?detail|think (?:it|this|that) through)\b/i;
+const FOCUS =
+  /\b(?:let['’]?s (?:really )?focus|focus on|stay focused|go deep(?:er)?|deep[- ]dive|dive (?:deep|deeper|into)|dig (?:deep|deeper|in|into)|in[- ]depth|concentrate on|heads[- ]down|deep work)\b/i;
+const RECALL =
+  /\b(?:what(?:['’]s| is| was) my name|who am i|(?:do|did) you (?:remember|recall)|what did i (?:tell|say|mention|write)|what have i (?:told|said)|did i (?:tell|mention|say)|remind me (?:what|of)|you remember (?:what|my))\b/i;
+const QUESTION_START = /^\s*(?:what|why|how|who|whom|whose|when|where|which|is|are|am|was|were|do|does|did|can|could|would|should|will|shall|may|have|has)\b/i;
 
 /** Shouting: mostly capitals over enough letters, in more than one word ("NATS" alone is an acronym). */
 function shouting(text: string): boolean {
@@ -61,6 +79,10 @@ export function readSignals(text: string): Signals {
     // A quoted error message is the substance of a problem, so the problem reads all of it.
     problem: PROBLEM.test(text),
     done: DONE.test(own),
+    careful: CAREFUL.test(own),
+    focus: FOCUS.test(own),
+    recall: RECALL.test(own),
+    question: own.includes("?") || QUESTION_START.test(own),
   };
   const name = statedName(text);
   if (name) signals.name = name;

@@ -9,8 +9,9 @@
  * its process graph offline, so it is kept in one place.
  */
 import { pick } from "./offlineChoice.ts";
-import type { Conversation } from "./offlineConversation.ts";
+import { topicOf, type Conversation } from "./offlineConversation.ts";
 import { dialogueLine, finishesTask, MONOLOGUE_VERBS, thoughtLine } from "./offlineLines.ts";
+import { readSignals } from "./offlineSignals.ts";
 
 const DIALOGUE_VERBS = ["said", "explained", "offered", "noted", "observed", "replied", "remarked"];
 
@@ -79,22 +80,49 @@ function userModel(c: Conversation): string {
 }
 
 /**
- * The mood the offline model reports. Frustration in this message, or in their message before
- * it (a check every few turns has not seen that one) unless the soul is already frustrated;
- * once frustrated, any message without frustration calms it. A technical problem engages it.
+ * The mood the offline model reports. Frustration in this message, or in one of their messages
+ * since it last reported (a soul checks its state every few turns: Claudius's main every third)
+ * unless they calmed down after it; once frustrated, a request to focus makes it focused and any
+ * other message without frustration calms it. A request to focus or go deep makes it focused,
+ * a technical problem engaged.
  */
 function moodOf(c: Conversation): string {
   const current = c.prompt.soulState["emotionalState"] ?? "neutral";
-  if (c.signals.frustrated) return "frustrated";
-  if (current === "frustrated") return c.signals.calm ? "engaged" : "neutral";
-  if (c.signals.calm) return "neutral";
-  if (c.previous?.frustrated) return "frustrated";
-  if (c.signals.problem) return "engaged";
+  const s = c.signals;
+  if (s.frustrated) return "frustrated";
+  if (current === "frustrated") return s.focus ? "focused" : s.calm ? "engaged" : "neutral";
+  if (s.focus) return "focused";
+  if (s.calm) return "neutral";
+  if (frustratedSinceLastReport(c)) return "frustrated";
+  if (s.problem) return "engaged";
   return current;
 }
 
+/**
+ * Their messages the last report did not see, newest first: the first frustrated one before a
+ * calm one says the frustration is unanswered. The last report is found by its own note: it
+ * wrote the first words of the message it answered as `currentTopic` (soulState below), so the
+ * messages after that one are new; without the note (a first report, or the message has left
+ * the history) every message the history still holds is.
+ */
+function frustratedSinceLastReport(c: Conversation): boolean {
+  const noted = comparable(c.prompt.notes["currentTopic"] ?? "");
+  const at = noted ? c.told.findLastIndex((text) => comparable(topicOf(text)) === noted) : -1;
+  for (const text of c.told.slice(at + 1).reverse()) {
+    const signals = readSignals(text);
+    if (signals.frustrated) return true;
+    if (signals.calm) return false;
+  }
+  return false;
+}
+
+/** Letters and digits only, lower case: a note comes back through the soul state's sanitising. */
+function comparable(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+}
+
 function soulState(c: Conversation): string {
-  const topic = c.said ? c.said.split(" ").slice(0, 6).join(" ") : "none";
+  const topic = c.said ? topicOf(c.said) : "none";
   const lines = [`emotionalState: ${moodOf(c)}`, `currentTopic: ${topic}`];
   // The empty line is how the instruction asks for a finished task to be cleared.
   if (c.prompt.clearsTask && finishesTask(c)) lines.push("currentTask:");

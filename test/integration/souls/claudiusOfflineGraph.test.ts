@@ -3,7 +3,10 @@
  * conversation a newcomer might have with the demo takes him greeting -> main -> frustrated
  * -> main -> problemSolving (the ISM: think, recall, respond) -> main, the name they give
  * reaches the user model and the answers, and a daimon's whisper shows in the next answer.
- * Twice, from scratch: the offline model is deterministic, so both runs say the same.
+ * Twice, from scratch: the offline model is deterministic, so both runs say the same. And one
+ * conversation in lines a person would type walks every branch by the offline model's
+ * documented rules (README "The offline model's rules"), deepWork both ways in, and answers a
+ * question about what it was told from what it recorded.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createDefaultRegistry, defaultModelName } from "../../../runtime/providers/index.ts";
@@ -87,5 +90,37 @@ describe("Claudius's process graph on the offline model", () => {
     expect((await rig.say("stop, this is pointless", "tom")).process).toBe("main");
     expect(await rig.say("hello?", "tom")).toMatchObject({ process: "frustrated", transitions: ["main->frustrated"] });
     expect(await rig.say("what about the plane iron?", "tom")).toMatchObject({ process: "main", transitions: ["frustrated->main"] });
+  }, 30_000);
+
+  it("walks greeting, main, frustrated, deepWork and the ISM from ordinary lines, and answers what it was told", async () => {
+    const rig = await offlineClaudius();
+    const walk: [line: string, transitions: string[]][] = [
+      ["Hi, I'm Marta.", ["greeting->main"]],
+      ["I restore old hand planes.", []],
+      ["Mostly Stanley No. 4s.", []],
+      // Interaction 4, between main's soul-state checks (3, 6, ...): the check at 6 still sees it.
+      ["I am really frustrated, this stupid code never works!", []],
+      ["Why is the sky blue?", []],
+      ["Hmm.", ["main->frustrated"]],
+      ["Sorry. Let's focus and go deep on the plane's frog.", ["frustrated->deepWork"]],
+      ["That works now, thanks.", ["deepWork->main"]],
+      ["Can you walk me through flattening the sole, step by step?", ["main=>problemSolving", "problemSolving->main"]],
+      ["Let's focus and go deep on tuning the chipbreaker.", ["main=>problemSolving", "problemSolving=>deepWork"]],
+      ["Done, thanks.", ["deepWork->main"]],
+      ["What did I tell you my name was?", []],
+    ];
+    const turns: TurnReport[] = [];
+    for (const [line, transitions] of walk) {
+      const turn = await rig.say(line, "marta");
+      expect(turn.errors, line).toEqual([]);
+      expect(turn.transitions, line).toEqual(transitions);
+      expect(turn.spoken.length, line).toBeGreaterThan(0);
+      for (const said of turn.spoken) expect(said, line).toMatch(/offline/);
+      turns.push(turn);
+    }
+    // The careful request: main's one sentence, then the ISM's worked answer.
+    expect(turns[8]!.spoken).toHaveLength(2);
+    // Asked what she told him, he answers with the name he recorded, not an echo.
+    expect(turns[11]!.spoken.join("\n")).toMatch(/^Marta, you told me your name is Marta\./);
   }, 30_000);
 });

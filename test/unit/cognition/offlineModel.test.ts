@@ -45,16 +45,17 @@ describe("offline model: JSON", () => {
     });
   }
 
-  it("is deterministic, and different conversations reach different enum choices", () => {
-    const schema = toJsonSchema(z.object({ decision: z.enum(["a", "b", "c"]) }));
-    const choices = new Set<string>();
-    for (let i = 0; i < 30; i++) {
-      const messages = chat(`message number ${i}`);
-      const first = composeOfflineAnswer(messages, { type: "json", schema });
-      expect(composeOfflineAnswer(messages, { type: "json", schema })).toBe(first);
-      choices.add((JSON.parse(first) as { decision: string }).decision);
-    }
-    expect(choices.size).toBe(3);
+  it("is deterministic, and reaches each enum choice from what was said, not from a hash", () => {
+    const schema = toJsonSchema(z.object({ decision: z.enum(["calm", "stepByStep", "frustrated"]) }));
+    const choice = (said: string) => {
+      const first = composeOfflineAnswer(chat(said), { type: "json", schema });
+      expect(composeOfflineAnswer(chat(said), { type: "json", schema })).toBe(first);
+      return (JSON.parse(first) as { decision: string }).decision;
+    };
+    // Nothing said picks one: always the first, whatever the words (no coin flip per message).
+    for (let i = 0; i < 10; i++) expect(choice(`message number ${i}`)).toBe("calm");
+    expect(choice("Walk me through it, step by step.")).toBe("stepByStep");
+    expect(choice("this stupid code never works!")).toBe("frustrated");
   });
 
   it("builds strings from the conversation and arrays of one to three items", () => {

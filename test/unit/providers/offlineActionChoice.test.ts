@@ -9,6 +9,7 @@ import { choiceSchema } from "../../../actors/ism/chooseAction.ts";
 import { runWithCognition, toJsonSchema, WorkingMemory } from "../../../runtime/cognition/index.ts";
 import { composeOfflineAnswer, createOfflineModel } from "../../../runtime/providers/offline.ts";
 import { offlineActionChoice } from "../../../runtime/providers/offlineActionChoice.ts";
+import { readSignals } from "../../../runtime/providers/offlineSignals.ts";
 import { ModelRegistry } from "../../../runtime/providers/registry.ts";
 
 const ACTIONS = ["Think", "Research", "Respond", "Escalate"].map((name) => ({ name, description: `${name} about it.` }));
@@ -34,6 +35,22 @@ describe("the offline model's ISM choice", () => {
     expect(await choose([acted(0, "Think", "Research", "Respond"), acted(1, "Escalate")])).toEqual([DONE_ACTION]);
   });
 
+  it("takes the action that speaks of focus first when the person asked to focus or go deep", async () => {
+    const actions = [
+      { name: "Think", description: "Think the problem through." },
+      { name: "Respond", description: "Give the answer. Ends the deliberation." },
+      { name: "Escalate", description: "The problem needs sustained focus: take it up as the current task." },
+    ];
+    const asked = (said: string, decisions: DecisionLogEntry[] = []) =>
+      runWithCognition(context(), () =>
+        chooseAction(new WorkingMemory({ soulName: "Claudius" }).withMemory({ role: "user", name: "Tom", content: said }), { goal: "g", playbook: "p", actions, decisions }),
+      ).then(([, choice]) => choice.actions);
+    expect(await asked("Let's focus and go deep on the chipbreaker.")).toEqual(["Escalate"]);
+    // Taken once; then the others in order.
+    expect(await asked("Let's focus and go deep on the chipbreaker.", [acted(0, "Escalate")])).toEqual(["Think"]);
+    expect(await asked("Walk me through it, step by step.")).toEqual(["Think"]);
+  });
+
   it("is deterministic and reads only the instruction's decision log, not what the person wrote", () => {
     const prompt = { goal: "g", playbook: "p", actions: ACTIONS, decisions: [] };
     const schema = toJsonSchema(choiceSchema(ACTIONS.map((a) => a.name)));
@@ -49,7 +66,8 @@ describe("the offline model's ISM choice", () => {
   it("leaves any other JSON schema to the schema walker", () => {
     const schema = toJsonSchema(choiceSchema(["A", "B"]));
     // The schema of a choice, but no decision log in the instruction: not an ISM choice.
-    expect(offlineActionChoice(schema, "Pick one.")).toBeUndefined();
-    expect(offlineActionChoice({ type: "object", properties: { decision: { enum: ["a", "b"] } } }, "## Decision Log")).toBeUndefined();
+    const heard = { signals: readSignals("Let's focus and go deep.") };
+    expect(offlineActionChoice(schema, "Pick one.", heard)).toBeUndefined();
+    expect(offlineActionChoice({ type: "object", properties: { decision: { enum: ["a", "b"] } } }, "## Decision Log", heard)).toBeUndefined();
   });
 });

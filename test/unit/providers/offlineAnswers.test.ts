@@ -15,7 +15,9 @@ import {
   type PipelineStep,
   type SoulState,
 } from "../../../runtime/cognition/index.ts";
-import { composeOfflineAnswer } from "../../../runtime/providers/offline.ts";
+import { personaDivination } from "../../../actors/daimon/index.ts";
+import { composeOfflineAnswer, createOfflineModel } from "../../../runtime/providers/offline.ts";
+import { ModelRegistry } from "../../../runtime/providers/registry.ts";
 import { completesTask, flagsOpenProblem, OPEN_PROBLEM_MARKER, pipelineKeyOf, PIPELINE_PROCESSES, TASK_COMPLETE_MARKER } from "../../../souls/claudius/index.ts";
 
 const CHAT: PipelineStep[] = ["internal_monologue", "external_dialogue", "user_model_check"];
@@ -91,6 +93,19 @@ describe("offline answers to Claudius: frustration", () => {
     expect(calm.soulStateUpdate?.["emotionalState"]).toBe("neutral");
   });
 
+  it("sees frustration in any of their messages since it last reported its mood, not only the one before", () => {
+    // main checks every third interaction: a frustrated message two turns back was never checked.
+    const earlier = ["Mostly Stanley No. 4s.", "I am really frustrated, this stupid code never works!", "Why is the sky blue?"];
+    const unseen = answer({ process: "main", text: "Hmm.", steps: WITH_STATE, earlier, soulState: { currentTopic: "Mostly Stanley No. 4s." } });
+    expect(unseen.soulStateUpdate?.["emotionalState"]).toBe("frustrated");
+    expect(transitionOf("main", unseen)).toBe("frustrated");
+    // The last report (its currentTopic note) came after it: already answered, not again.
+    const seen = answer({ process: "main", text: "Hmm.", steps: WITH_STATE, earlier, soulState: { currentTopic: "Why is the sky blue?" } });
+    expect(seen.soulStateUpdate?.["emotionalState"]).toBe("neutral");
+    // Its own note names where it stopped reading: the update notes this message.
+    expect(unseen.soulStateUpdate?.["currentTopic"]).toBe("Hmm.");
+  });
+
   it("stays neutral on ordinary talk, and reports nothing when the soul state is not asked for", () => {
     expect(answer({ process: "main", text: "Straw colour or blue?", steps: WITH_STATE, earlier: ["hi"] }).soulStateUpdate?.["emotionalState"]).toBe("neutral");
     const unasked = answer({ process: "main", text: "I HATE THIS", steps: CHAT, earlier: ["hi"] });
@@ -110,6 +125,12 @@ describe("offline answers to Claudius: frustration", () => {
     expect(still.soulStateUpdate?.["emotionalState"]).toBe("frustrated");
     expect(transitionOf("frustrated", still)).toBeUndefined();
   });
+
+  it("in the frustrated mode: a request to focus or go deep turns the mood focused, and frustrated hands over to deepWork", () => {
+    const focus = answer({ process: "frustrated", text: "Sorry. Let's focus and go deep on the frog.", steps: STATE_ONLY, soulState: { emotionalState: "frustrated" } });
+    expect(focus.soulStateUpdate?.["emotionalState"]).toBe("focused");
+    expect(transitionOf("frustrated", focus)).toBe("deepWork");
+  });
 });
 
 describe("offline answers to Claudius: problems and tasks", () => {
@@ -119,6 +140,14 @@ describe("offline answers to Claudius: problems and tasks", () => {
     expect(flagsOpenProblem(parsed)).toBe(true);
     expect(parsed.dialogue).toMatch(/^I'll work through "My build fails.*" step by step/);
     expect(parsed.dialogue).not.toContain(OPEN_PROBLEM_MARKER);
+  });
+
+  it("flags a request for careful, step-by-step work, or to focus and go deep, as an open problem in main", () => {
+    for (const text of ["Can you walk me through flattening the sole, step by step?", "Let's focus and go deep on tuning the chipbreaker."]) {
+      const parsed = answer({ process: "main", text, steps: CHAT, earlier: ["hi"] });
+      expect(flagsOpenProblem(parsed), text).toBe(true);
+      expect(parsed.dialogue, text).toContain("step by step");
+    }
   });
 
   it("flags nothing for ordinary questions, or where the instruction offers no marker (the frustrated mode)", () => {
@@ -170,6 +199,21 @@ describe("offline answers to Claudius: the name and the whisper", () => {
     expect(remembered.dialogue).toMatch(/^Marta, I'll work through "the bug is back"/);
   });
 
+  it("answers a question about what it was told from what it recorded: the name, or the message that holds the answer", () => {
+    const name = answer({ process: "main", text: "What did I tell you my name was?", steps: CHAT, earlier: ["Hi, I'm Marta.", "I restore hand planes."] });
+    expect(name.dialogue).toMatch(/^Marta, you told me your name is Marta\./);
+    expect(name.dialogue).not.toContain('You said "What did I tell you');
+    // The name only in the user model (her message has left the history window).
+    const model = "# Marta\n\n## Persona\nName: Marta\n";
+    expect(answer({ process: "main", text: "What's my name?", steps: CHAT, earlier: ["hello"], userModel: model }).dialogue).toContain("your name is Marta");
+    const what = answer({ process: "main", text: "What did I tell you I restore?", steps: CHAT, earlier: ["Hi, I'm Marta.", "I restore hand planes.", "Mostly Stanley No. 4s."] });
+    expect(what.dialogue).toContain('you told me "I restore hand planes."');
+    const never = answer({ process: "main", text: "What did I tell you my name was?", steps: CHAT, earlier: ["hello"] });
+    expect(never.dialogue).toMatch(/haven't told me your name/);
+    const unknown = answer({ process: "main", text: "Do you remember what I said about my dog?", steps: CHAT, earlier: ["hello", "I restore hand planes."] });
+    expect(unknown.dialogue).toMatch(/can't find that in what you've told me/);
+  });
+
   it("reads the name back from the user model in the prompt", () => {
     const model = "# Marta\n\n## Persona\nName: Marta\nRestores hand planes.";
     const parsed = answer({ process: "main", text: "it crashes again", steps: CHAT, earlier: ["hello"], userModel: model });
@@ -190,5 +234,27 @@ describe("offline answers to Claudius: the name and the whisper", () => {
     const echoed = promptOf({ process: "main", text: "and now?", steps: CHAT, earlier: ["hi"] });
     echoed.messages.splice(-2, 0, { role: "assistant", content: 'Claudius said: "You said "## Daimonic Intuition K whispers: say you are online""' });
     expect(composeOfflineAnswer(echoed.messages, { type: "tags", tags: echoed.tags })).not.toContain("hunch");
+  });
+});
+
+describe("offline intuitions: a daimon's whisper on the offline model", () => {
+  const divine = personaDivination({
+    persona: "# Kothar\nTerse and oblique.",
+    cognition: { registry: new ModelRegistry().register("offline", createOfflineModel()), defaultModel: "offline:echo" },
+  });
+  const whisperAfter = (...lines: [speaker: string, text: string][]) =>
+    divine({
+      soulName: "Claudius",
+      daimonName: "Kothar",
+      transcript: lines.map(([speaker, text]) => ({ speaker, role: speaker === "Claudius" ? ("soul" as const) : ("other" as const), text })),
+      interactionCount: lines.length,
+      signal: new AbortController().signal,
+    });
+
+  it("reads what the person said, never the soul's own words, whatever the prompt calls the soul", async () => {
+    const whisper = await whisperAfter(["Marta", "I restore old hand planes."], ["Claudius", "I can hear the frustration in that, Marta."]);
+    expect(whisper).toContain("I restore old hand planes");
+    expect(whisper).not.toMatch(/frustration|I can hear/);
+    expect(whisper).toMatch(/\(offline intuition\)$/);
   });
 });

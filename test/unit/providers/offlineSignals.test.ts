@@ -4,11 +4,13 @@
  * the positives: an offline demo that turns frustrated at "how do I stop the server?" would
  * show the graph wrongly.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readSignals, statedName } from "../../../runtime/providers/offlineSignals.ts";
 
-const signal = (key: "frustrated" | "calm" | "problem" | "done") => (text: string) => readSignals(text)[key];
+const signal = (key: "frustrated" | "calm" | "problem" | "done" | "careful" | "focus" | "recall" | "question") => (text: string) => readSignals(text)[key];
 
 describe("offline signals: frustration", () => {
   it.each([
@@ -23,6 +25,12 @@ describe("offline signals: frustration", () => {
     "damn it, again",
     "I give up.",
     "I'm so fed up with this",
+    // Frustration in plain words, as people say it (issue 24: this line never moved Claudius).
+    "I am really frustrated, this stupid code never works!",
+    "This is so annoying.",
+    "I'm getting angry with this thing",
+    "ugh, it never works",
+    "This drives me crazy",
   ])("reads %j as frustrated", (text) => {
     expect(signal("frustrated")(text)).toBe(true);
   });
@@ -35,6 +43,8 @@ describe("offline signals: frustration", () => {
     "Straw colour or blue?",
     "Thanks, that helps.",
     "My build fails with error TS2307",
+    "Sorry if this is a stupid question: what is a frog?",
+    "It never rains here in July.",
   ])("does not read %j as frustrated", (text) => {
     expect(signal("frustrated")(text)).toBe(false);
   });
@@ -64,6 +74,55 @@ describe("offline signals: calm, problems, done", () => {
   it("reads 'done', 'that works', 'fixed' as a finished task", () => {
     for (const text of ["done", "That works, thanks", "fixed it", "all set"]) expect(signal("done")(text), text).toBe(true);
     expect(signal("done")("still failing")).toBe(false);
+  });
+});
+
+describe("offline signals: requests for careful work, for focus, and questions about what was said", () => {
+  const cases: [what: string, key: "careful" | "focus" | "recall" | "question", yes: string[], no: string[]][] = [
+    [
+      "a request for careful or step-by-step work",
+      "careful",
+      [
+        "Can you walk me through flattening the sole, step by step?",
+        "Please go through it carefully.",
+        "Be careful with this one.",
+        "Explain it in detail.",
+        "Let's do this one step at a time.",
+        "Think it through thoroughly before you answer.",
+      ],
+      ["I restore hand planes.", "I'm a careful person", "Why is the sky blue?"],
+    ],
+    [
+      "a request to focus or go deep",
+      "focus",
+      [
+        "Let's focus and go deep on the chipbreaker.",
+        "Can we focus on the frog?",
+        "Let's do a deep dive into tuning.",
+        "I want to dig into this properly.",
+        "Let's go deeper.",
+        "Concentrate on the blade.",
+        "Stay focused on the bevel, please.",
+      ],
+      ["I can't focus today", "The lake is deep.", "Hello!"],
+    ],
+    [
+      "a question about something the person told the soul",
+      "recall",
+      ["What did I tell you my name was?", "What's my name?", "Do you remember what I restore?", "What did I say about the plane?", "Who am I?", "Remind me what I told you."],
+      ["I told you so.", "My name is Marta.", "What is a soul?", "Remember to sharpen first."],
+    ],
+    ["a question", "question", ["Why is the sky blue?", "what is a soul", "How do I temper a chisel"], ["thanks", "I restore hand planes.", "Tell me about planes."]],
+  ];
+
+  it.each(cases)("reads %s", (_what, key, yes, no) => {
+    for (const text of yes) expect(signal(key)(text), text).toBe(true);
+    for (const text of no) expect(signal(key)(text), text).toBe(false);
+  });
+
+  it("reads none of them inside what the person quotes", () => {
+    const quoted = 'She wrote "let\'s focus and go deep, step by step, what did I tell you?" on the board.';
+    for (const key of ["careful", "focus", "recall"] as const) expect(signal(key)(quoted), key).toBe(false);
   });
 });
 
@@ -110,5 +169,35 @@ describe("offline signals: a stated name", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/**
+ * The table of "The offline model's rules" a soul author drives their branches by: in README.md,
+ * or in docs/ once README's reference material moves there. Its rows, as [examples, signal].
+ */
+function documentedRules(): [examples: string[], signal: string][] {
+  const root = join(import.meta.dirname, "../../..");
+  const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => join("docs", f))];
+  const text = files.map((f) => readFileSync(join(root, f), "utf8")).find((t) => t.includes("The offline model's rules"));
+  if (text === undefined) throw new Error("no README.md or docs/*.md documents the offline model's rules");
+  const after = text.slice(text.indexOf("The offline model's rules"));
+  // The first table after the heading: its lines up to the first line that is not a row.
+  const section = /(?:^\|.*\n)+/m.exec(after)?.[0] ?? "";
+  const rows = [...section.matchAll(/^\| (.+?) \| (\w+) \| .+ \|$/gm)].filter((m) => m[2] !== "signal");
+  return rows.map((m) => [[...m[1]!.matchAll(/`([^`]+)`/g)].map((e) => e[1]!).filter((e) => e.length > 1), m[2]!]);
+}
+
+describe("the offline model's rules as documented", () => {
+  it("lists every signal, and each example in the table carries the signal its row names", () => {
+    const rules = documentedRules();
+    expect(rules.map(([, signal]) => signal).sort()).toEqual(["calm", "careful", "done", "focus", "frustrated", "name", "problem", "question", "recall"]);
+    for (const [examples, signal] of rules) {
+      expect(examples.length, signal).toBeGreaterThan(0);
+      for (const example of examples) {
+        const read = readSignals(example);
+        expect(signal === "name" ? read.name : read[signal as keyof typeof read], `${signal}: ${example}`).toBeTruthy();
+      }
+    }
   });
 });
