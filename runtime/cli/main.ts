@@ -167,11 +167,12 @@ withNatsOptions(
     .description("a soul's current process, working memory and soul memory: live over --nats, or from LMDB in --data")
     .argument("<soul>", "the soul")
     .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given (or <dir>/<node> as `ensoul up` writes it)", DEFAULT_DATA_DIR)
+    .option("-n, --node <name>", "read only <data>/<node>: needed when several nodes there hold a soul of that id")
     .option("--user <id>", "show the soul's model of this user: every version with its time and change note, and the latest markdown (from LMDB in --data)")
     .option("--export <dir>", "write the soul's user models as markdown (<user>.md and <user>.history.md) into <dir> (from LMDB in --data)")
     .option("--json", "print it as JSON"),
   { userFlags: false },
-).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean; user?: string; export?: string }) => {
+).action(async (soul: string, opts: NatsFlags & { data: string; node?: string; json?: boolean; user?: string; export?: string }) => {
   // --user is the person whose user model to show; the NATS user is --nats-user.
   const nats = natsOptionsFrom(opts, process.env, { userFlags: false });
   if (opts.user !== undefined || opts.export !== undefined) {
@@ -181,6 +182,7 @@ withNatsOptions(
       cluster: clusterFrom(opts),
       data: opts.data,
       json: opts.json === true,
+      ...(opts.node !== undefined ? { node: opts.node } : {}),
       ...(opts.user !== undefined ? { user: opts.user } : {}),
       ...(opts.export !== undefined ? { exportDir: opts.export } : {}),
       ...(nats ? { nats } : {}),
@@ -188,7 +190,7 @@ withNatsOptions(
     return;
   }
   const { memoryCommand } = await import("./memoryCommand.ts");
-  await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(nats ? { nats } : {}) });
+  await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(opts.node !== undefined ? { node: opts.node } : {}), ...(nats ? { nats } : {}) });
 });
 
 withNatsOptions(
