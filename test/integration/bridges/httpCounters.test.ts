@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
-import { echoSoul } from "../../support/cluster/blueprints.ts";
+import type { EnsoulNode } from "../../../runtime/node/index.ts";
+import { bridgeCounters, metric, startHttpNode } from "../../support/bridges/httpNode.ts";
 import { openSse } from "../../support/bridges/sse.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
@@ -17,32 +17,18 @@ const TOKEN = "http-counters-token-3c8d";
 const auth = { Authorization: `Bearer ${TOKEN}` };
 let node: EnsoulNode;
 let base: string;
+let post: (content: string, key: string) => Promise<Response>;
 
 beforeAll(async () => {
-  const config = parseClusterConfig({
-    cluster: "counted",
-    souls: [{ id: "echo", blueprint: echoSoul }],
-    bridges: [{ type: "http", soul: "echo", options: { port: 0 } }],
-    runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
-  });
-  node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: TOKEN }, metrics: true, log: () => undefined });
-  base = node.status().bridges![0]!.url!.replace(/\/v1\/souls\/echo\/$/, "");
+  ({ node, base, post } = await startHttpNode({ cluster: "counted", data: dirs.make(), token: TOKEN }));
 });
 afterAll(async () => {
   await node?.stop();
   dirs.cleanup();
 });
 
-const post = (content: string, key: string) =>
-  fetch(`${base}/v1/souls/echo/perceptions`, { method: "POST", headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": key }, body: JSON.stringify({ content, name: "Ada" }) });
-
-async function deduplicated(): Promise<number> {
-  const text = await node.metrics!.text();
-  const line = text.split("\n").find((l) => l.startsWith("ensoul_perceptions_deduplicated_total "));
-  return Number(line?.split(" ")[1]);
-}
-
-const counters = () => node.status().bridges![0]!.counters;
+const deduplicated = () => metric(node, "ensoul_perceptions_deduplicated_total");
+const counters = () => bridgeCounters(node);
 
 /** A WebSocket that sends one perception frame and resolves with the frames until its answer (or its `duplicate`). */
 async function overSocket(content: string, key: string, until: "final" | "accepted"): Promise<{ type: string; status?: string }[]> {

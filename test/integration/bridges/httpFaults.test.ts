@@ -8,38 +8,23 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import type { EnsoulNode } from "../../../runtime/node/index.ts";
+import { bridgeCounters, metric, startHttpNode } from "../../support/bridges/httpNode.ts";
 import { until } from "../../support/cluster/busWatch.ts";
-import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { faultSchedule, withFaults } from "../../support/faults/faultArbitraries.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs();
-const TOKEN = "http-faults-token-91b2";
 let node: EnsoulNode;
-let base: string;
+let post: (content: string, key: string) => Promise<Response>;
 
 beforeAll(async () => {
-  const config = parseClusterConfig({
-    cluster: "web",
-    souls: [{ id: "echo", blueprint: echoSoul }],
-    bridges: [{ type: "http", soul: "echo", options: { port: 0, rateLimit: { perMinute: 60_000, burst: 10_000 } } }],
-    runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
-  });
-  node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: TOKEN }, metrics: true, log: () => undefined });
-  base = node.status().bridges![0]!.url!.replace(/\/v1\/souls\/echo\/$/, "");
+  ({ node, post } = await startHttpNode({ cluster: "web", data: dirs.make(), token: "http-faults-token-91b2", options: { rateLimit: { perMinute: 60_000, burst: 10_000 } } }));
 });
 afterAll(async () => {
   await node?.stop();
   dirs.cleanup();
 });
-
-const post = (content: string, key: string) =>
-  fetch(`${base}/v1/souls/echo/perceptions`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Idempotency-Key": key },
-    body: JSON.stringify({ content, name: "Ada" }),
-  });
 
 /** Posts until the bridge takes it (a client following docs/HTTP.md: 503 means send it again with the same key). */
 async function postUntilTaken(content: string, key: string): Promise<{ id: string; refusals: string[] }> {
@@ -72,9 +57,8 @@ async function answeredOnce(ids: readonly string[]): Promise<void> {
 
 /** What the node counts of the bridge: its counters (`ensoul status`) and the deduplicated perceptions metric. */
 async function counts(): Promise<{ perceptions: number; posted: number; duplicates: number; deduplicated: number }> {
-  const c = node.status().bridges![0]!.counters;
-  const metric = (await node.metrics!.text()).split("\n").find((l) => l.startsWith("ensoul_perceptions_deduplicated_total "));
-  return { perceptions: c["perceptions"] ?? 0, posted: c["posted"] ?? 0, duplicates: c["duplicates"] ?? 0, deduplicated: Number(metric?.split(" ")[1]) };
+  const c = bridgeCounters(node);
+  return { perceptions: c["perceptions"] ?? 0, posted: c["posted"] ?? 0, duplicates: c["duplicates"] ?? 0, deduplicated: await metric(node, "ensoul_perceptions_deduplicated_total") };
 }
 
 const minus = (a: Awaited<ReturnType<typeof counts>>, b: typeof a) => ({ perceptions: a.perceptions - b.perceptions, posted: a.posted - b.posted, duplicates: a.duplicates - b.duplicates, deduplicated: a.deduplicated - b.deduplicated });
@@ -111,7 +95,7 @@ describe("the HTTP bridge under faults at http.publish", () => {
         });
         // Each key sent once more, once taken: a duplicate, counted as one.
         for (const key of keys) expect(((await (await post("again", key)).json()) as { status: string }).status).toBe("duplicate");
-        await until(() => (node.status().bridges![0]!.counters["posted"] ?? 0) - before.posted >= keys.length, 5_000, "the answers counted posted");
+        await until(() => (bridgeCounters(node)["posted"] ?? 0) - before.posted >= keys.length, 5_000, "the answers counted posted");
         expect(minus(await counts(), before)).toEqual({ perceptions: keys.length, posted: keys.length, duplicates: keys.length, deduplicated: keys.length });
       }),
       { numRuns: 12 },

@@ -6,26 +6,15 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryCommand, userModelsCommand } from "../../../runtime/cli/memoryCommand.ts";
 import { soulExportCommand } from "../../../runtime/cli/soulCommand.ts";
 import { openStore, userModels, type ActorState } from "../../../runtime/store/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
+import { textSink as sink } from "../../support/textSink.ts";
 
 const dirs = tempDirs("ensoul-soulloc-");
 afterEach(() => dirs.cleanup());
-
-function sink(): Writable & { text: () => string } {
-  let text = "";
-  const out = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return Object.assign(out, { text: () => text });
-}
 
 const T0 = Date.UTC(2026, 0, 2, 10, 0, 0);
 
