@@ -189,6 +189,7 @@ withNatsOptions(
     });
     return;
   }
+  if (nats && opts.node !== undefined) throw new CliError("--node chooses a node's LMDB in --data; with --nats the live soul answers from its own node (leave out one of them)");
   const { memoryCommand } = await import("./memoryCommand.ts");
   await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(opts.node !== undefined ? { node: opts.node } : {}), ...(nats ? { nats } : {}) });
 });

@@ -106,6 +106,24 @@ describe("ensoul soul export / import", () => {
     }
   });
 
+  it("a soul id on two nodes of the data directory: ensoul memory refuses with one line listing both, and --node chooses (export too: test/unit/cli/soulLocation.test.ts)", { timeout: 120_000 }, async () => {
+    const data = dirs.make();
+    for (const [node, turn] of [["local", 15], ["b", 4]] as const) {
+      const store = openStore({ path: join(data, node), noSync: true });
+      const memories = [{ id: `m${turn}`, role: "user", content: `turn ${turn} on ${node}`, timestamp: Date.UTC(2026, 0, 2, turn) }];
+      await store.actor("claudius").commitTurn({ state: { workingMemory: { soulName: "Claudius", regionOrder: [], memories }, soulMemory: {}, processMemory: {}, currentProcess: "main", invocationCounts: {}, turn } });
+      await store.close();
+    }
+    const refused = await runEnsoul(["memory", "claudius", "--data", data]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toEqual([
+      `ensoul: soul 'claudius' is on 2 nodes in ${data}, as different souls: node b (turn 4, last turn at 2026-01-02T04:00:00Z), node local (turn 15, last turn at 2026-01-02T15:00:00Z); say which: ensoul memory claudius --node <node>`,
+    ]);
+    const chosen = await runEnsoul(["memory", "claudius", "--data", data, "--node", "b", "--json"]);
+    expect(chosen.stderr).toBe("");
+    expect(JSON.parse(chosen.stdout)).toMatchObject({ node: "b", turns: 4 });
+  });
+
   it("says plainly when a file is not a soul file, or there is no data", { timeout: 60_000 }, async () => {
     const dir = dirs.make();
     const config = join(dir, "ensoul.json");
