@@ -45,7 +45,7 @@ export async function startHttpBridge(ctx: BridgeStartContext): Promise<BridgeHa
   const token = ctx.env["ENSOUL_HTTP_TOKEN"];
   if (!token) throw new Error(`http bridge ${ctx.name}: set ENSOUL_HTTP_TOKEN (the bearer token its clients send); it is never printed`);
   const runtime = runtimeFor(ctx, options.policy, { publishPoint: "http.publish", ...(options.ledger ? { ledger: options.ledger } : {}) });
-  const log = new SpeechLog(ctx.store, runtime.address, { keep: options.speechLog.keep, report: (err, what) => runtime.report(err, what) });
+  const log = new SpeechLog(ctx.store, runtime.address, { keep: options.speechLog.keep, report: (err, what) => runtime.report(err, what), posted: () => runtime.count("posted") });
   let held: { server: HttpBridgeServer; release(): Promise<void> } | undefined;
   const ephemeral = new EphemeralFeed(ctx.bus, ctx.subjects, ctx.entry.soul);
   try {

@@ -36,6 +36,8 @@ export interface SpeechLogOptions {
   keep?: number;
   /** Where a write that failed is told (it is never left unhandled). */
   report?(err: unknown, what: string): void;
+  /** An answer went out: its final is logged, for every client to read (the bridge's `posted`). Once per speech. */
+  posted?(): void;
 }
 
 export class SpeechLog implements SpeechSink {
@@ -45,6 +47,7 @@ export class SpeechLog implements SpeechSink {
   readonly #keep: number;
   readonly #pruneEvery: number;
   readonly #report: (err: unknown, what: string) => void;
+  readonly #posted: () => void;
   #last: number;
   #writes: Promise<unknown> = Promise.resolve();
 
@@ -54,6 +57,7 @@ export class SpeechLog implements SpeechSink {
     this.#keep = options.keep ?? DEFAULT_SPEECH_LOG_KEEP;
     this.#pruneEvery = Math.max(1, Math.min(MAX_PRUNE_EVERY, Math.ceil(this.#keep / 10)));
     this.#report = options.report ?? (() => undefined);
+    this.#posted = options.posted ?? (() => undefined);
     const last = this.#events.range({ reverse: true, limit: 1 })[0];
     this.#last = last ? Number(last.key[0]) : 0;
   }
@@ -87,6 +91,7 @@ export class SpeechLog implements SpeechSink {
     if (this.#finals.get(speech.id) !== undefined) return;
     const seq = await this.#append("final", speech);
     await this.#finals.put(speech.id, seq);
+    this.#posted();
   }
 
   async close(): Promise<void> {

@@ -1,11 +1,11 @@
-import { createInProcessOutlet, createSoul, type SoulBlueprint } from "../../actors/soul/index.ts";
-import { builtinSouls, defaultSoulId } from "../../souls/index.ts";
+import { createInProcessOutlet, createSoul } from "../../actors/soul/index.ts";
+import { defaultSoulId } from "../../souls/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import type { Inspection } from "../inspect/index.ts";
-import { isSoulPath, loadSoulModule, LOCAL_NODE, nodeDataDir, soulIdOfPath, SoulModuleError } from "../node/index.ts";
+import { LOCAL_NODE, nodeDataDir } from "../node/index.ts";
 import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
 import { openStore } from "../store/index.ts";
-import { CliError } from "./CliError.ts";
+import { soulToChat } from "./chatSoul.ts";
 import { inspectTarget, openInspection } from "./inspectFlag.ts";
 import { watchShutdown } from "./shutdown.ts";
 import { runTerminalChat } from "../../bridges/terminal/index.ts";
@@ -17,25 +17,6 @@ export interface ChatCommandOptions {
   user: string;
   inspect?: string | boolean;
   env?: NodeJS.ProcessEnv;
-}
-
-export function findBlueprint(id: string): SoulBlueprint {
-  const blueprint = builtinSouls[id];
-  if (!blueprint) {
-    throw new CliError(`unknown soul '${id}'; the souls that ship with ensoul are: ${Object.keys(builtinSouls).join(", ")}, and your own is a path (ensoul chat ./souls/${id})`);
-  }
-  return blueprint;
-}
-
-/** A builtin soul by name, or the user's own from a path (its id: the file or folder name). */
-export async function soulToChat(ref: string): Promise<{ id: string; blueprint: SoulBlueprint }> {
-  if (!isSoulPath(ref)) return { id: ref, blueprint: findBlueprint(ref) };
-  try {
-    return { id: soulIdOfPath(ref), blueprint: await loadSoulModule(ref) };
-  } catch (err) {
-    if (err instanceof SoulModuleError) throw new CliError(err.message);
-    throw err;
-  }
 }
 
 /** Describes where the words come from, without ever showing a key. */
@@ -52,7 +33,7 @@ export function modelBanner(model: string): string {
  */
 export async function chatCommand(options: ChatCommandOptions): Promise<void> {
   const env = options.env ?? process.env;
-  const { id: soulId, blueprint } = await soulToChat(options.soul ?? defaultSoulId);
+  const { id: soulId, blueprint } = await soulToChat(options.soul ?? defaultSoulId, options.data);
   const registry = createDefaultRegistry(env);
   const defaultModel = options.model ?? blueprint.models.default ?? defaultModelName(env);
   registry.resolve(defaultModel); // a bad --model fails here, before the chat starts

@@ -92,12 +92,12 @@ withNatsOptions(
     .option("--inspect [port|ws-url]", "stream the soul's machines to the Stately inspector (local mode)")
     .option("--timeout <ms>", "with --nats: how long to wait for each answer", positiveInt("--timeout"), 120_000)
     .option("--queue", "with --nats: if the soul's node is down, leave your lines in the cluster's stream and wait for the answers until it is back"),
-  { userFlags: false },
+  { personUser: true },
 ).action(async (soul: string | undefined, opts: NatsFlags & { model?: string; data: string; as?: string; inspect?: string | boolean; timeout: number; queue?: boolean }) => {
   // --user used to be the person here, and the NATS user everywhere else: it still is the person, for now.
   if (opts.user !== undefined) warn("`ensoul chat --user` is deprecated: it names you to the soul, use --as <name> (the NATS user is --nats-user or ENSOUL_NATS_USER)");
   const name = opts.as ?? opts.user ?? (process.env.USER || "user");
-  const nats = natsOptionsFrom(opts, process.env, { userFlags: false });
+  const nats = natsOptionsFrom(opts, process.env, { personUser: true });
   if (!nats) {
     const { chatCommand } = await import("./chatCommand.ts");
     await chatCommand({ soul, model: opts.model, data: opts.data, user: name, ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}) });
@@ -167,13 +167,14 @@ withNatsOptions(
     .description("a soul's current process, working memory and soul memory: live over --nats, or from LMDB in --data")
     .argument("<soul>", "the soul")
     .option("-d, --data <dir>", "data directory to read LMDB from when no --nats is given (or <dir>/<node> as `ensoul up` writes it)", DEFAULT_DATA_DIR)
+    .option("-n, --node <name>", "read only <data>/<node>: needed when several nodes there hold a soul of that id")
     .option("--user <id>", "show the soul's model of this user: every version with its time and change note, and the latest markdown (from LMDB in --data)")
     .option("--export <dir>", "write the soul's user models as markdown (<user>.md and <user>.history.md) into <dir> (from LMDB in --data)")
     .option("--json", "print it as JSON"),
-  { userFlags: false },
-).action(async (soul: string, opts: NatsFlags & { data: string; json?: boolean; user?: string; export?: string }) => {
+  { personUser: true },
+).action(async (soul: string, opts: NatsFlags & { data: string; node?: string; json?: boolean; user?: string; export?: string }) => {
   // --user is the person whose user model to show; the NATS user is --nats-user.
-  const nats = natsOptionsFrom(opts, process.env, { userFlags: false });
+  const nats = natsOptionsFrom(opts, process.env, { personUser: true });
   if (opts.user !== undefined || opts.export !== undefined) {
     const { userModelsCommand } = await import("./memoryCommand.ts");
     await userModelsCommand({
@@ -181,14 +182,16 @@ withNatsOptions(
       cluster: clusterFrom(opts),
       data: opts.data,
       json: opts.json === true,
+      ...(opts.node !== undefined ? { node: opts.node } : {}),
       ...(opts.user !== undefined ? { user: opts.user } : {}),
       ...(opts.export !== undefined ? { exportDir: opts.export } : {}),
       ...(nats ? { nats } : {}),
     });
     return;
   }
+  if (nats && opts.node !== undefined) throw new CliError("--node chooses a node's LMDB in --data; with --nats the live soul answers from its own node (leave out one of them)");
   const { memoryCommand } = await import("./memoryCommand.ts");
-  await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(nats ? { nats } : {}) });
+  await memoryCommand({ soul, cluster: clusterFrom(opts), data: opts.data, json: opts.json === true, ...(opts.node !== undefined ? { node: opts.node } : {}), ...(nats ? { nats } : {}) });
 });
 
 withNatsOptions(

@@ -3,16 +3,18 @@ import type { Writable } from "node:stream";
 import { findSoul, requestControl } from "../node/index.ts";
 import type { SoulMemoryReply } from "../node/index.ts";
 import type { NatsConnectOptions } from "../node/index.ts";
-import { openStore, userModels, type UserModelVersion } from "../store/index.ts";
+import { userModels, type UserModelVersion } from "../store/index.ts";
 import { CliError } from "./CliError.ts";
 import { print, withBus } from "./clusterTarget.ts";
-import { dataEnvironments as environments } from "./dataEnvironments.ts";
+import { readSoul } from "./soulLocation.ts";
 
 export interface MemoryCommandOptions {
   soul: string;
   nats?: NatsConnectOptions;
   cluster: string;
   data: string;
+  /** From LMDB: only `<data>/<node>` (needed when several nodes there hold the soul). */
+  node?: string;
   json?: boolean;
   out?: Writable;
 }
@@ -24,7 +26,7 @@ export async function memoryCommand(o: MemoryCommandOptions): Promise<SoulMemory
         const where = await findSoul(bus, o.soul);
         return requestControl<SoulMemoryReply>(bus, where.status.node, "memory", { soulId: o.soul });
       })
-    : await memoryFromDisk(o.soul, o.data);
+    : await memoryFromDisk(o);
   if (o.json) print(o, JSON.stringify(reply, null, 2));
   else for (const line of describeMemory(reply)) print(o, line);
   return reply;
@@ -33,6 +35,8 @@ export async function memoryCommand(o: MemoryCommandOptions): Promise<SoulMemory
 export interface UserModelsCommandOptions {
   soul: string;
   data: string;
+  /** Only `<data>/<node>` (needed when several nodes there hold the soul). */
+  node?: string;
   /** Show this user's model history. */
   user?: string;
   /** Write every user's model (latest + history) as markdown files into this directory. */
@@ -68,31 +72,19 @@ export async function userModelsCommand(o: UserModelsCommandOptions): Promise<Us
       ? `soul ${o.soul} is live on node ${live.status.node}; reading its user models from LMDB in ${resolve(o.data)}`
       : `soul ${o.soul} is not live on the cluster; reading its user models from LMDB in ${resolve(o.data)}`);
   }
-  const envs = environments(o.data);
-  if (envs.length === 0) throw new CliError(`no LMDB data in ${o.data} (nor in a node directory below it)`);
-  const seen: string[] = [];
-  for (const { dir, node } of envs) {
-    // A reader: a running node may hold the directory, and this only looks.
-    const store = openStore({ path: dir, reader: true });
-    try {
-      const ids = store.actorIds();
-      seen.push(...ids);
-      const models = userModels(store, o.soul);
-      if (!ids.includes(o.soul) && models.users().length === 0) continue;
-      const report: UserModelsReport = { soulId: o.soul, node };
-      if (o.user !== undefined) {
-        report.user = o.user;
-        report.history = models.forUser(o.user).history();
-      }
-      if (o.exportDir !== undefined) report.exported = await models.exportMarkdown(o.exportDir);
-      if (o.json) print(o, JSON.stringify(report, null, 2));
-      else for (const line of describeUserModels(report, models.users())) print(o, line);
-      return report;
-    } finally {
-      await store.close();
+  const lookup = { soul: o.soul, data: o.data, command: "ensoul memory", withUserModels: true, ...(o.node !== undefined ? { node: o.node } : {}) };
+  return readSoul(lookup, async (store, { node }) => {
+    const models = userModels(store, o.soul);
+    const report: UserModelsReport = { soulId: o.soul, node };
+    if (o.user !== undefined) {
+      report.user = o.user;
+      report.history = models.forUser(o.user).history();
     }
-  }
-  throw new CliError(`unknown soul '${o.soul}' in ${o.data} (souls there: ${[...new Set(seen)].join(", ") || "none"})`);
+    if (o.exportDir !== undefined) report.exported = await models.exportMarkdown(o.exportDir);
+    if (o.json) print(o, JSON.stringify(report, null, 2));
+    else for (const line of describeUserModels(report, models.users())) print(o, line);
+    return report;
+  });
 }
 
 function describeUserModels(r: UserModelsReport, users: string[]): string[] {
@@ -115,35 +107,23 @@ function describeUserModels(r: UserModelsReport, users: string[]): string[] {
   return lines;
 }
 
-async function memoryFromDisk(soulId: string, data: string): Promise<SoulMemoryReply> {
-  const envs = environments(data);
-  if (envs.length === 0) throw new CliError(`no LMDB data in ${data} (nor in a node directory below it)`);
-  const seen: string[] = [];
-  for (const { dir, node } of envs) {
-    // A reader: a running node may hold the directory, and this only looks.
-    const store = openStore({ path: dir, reader: true });
-    try {
-      const ids = store.actorIds();
-      seen.push(...ids);
-      if (!ids.includes(soulId)) continue;
-      const actor = store.actor(soulId);
-      const state = actor.loadState();
-      if (!state) continue;
-      return {
-        soulId,
-        node,
-        process: state.currentProcess,
-        turns: state.turn,
-        workingMemory: state.workingMemory,
-        soulMemory: state.soulMemory ?? {},
-        inbox: { pending: actor.pendingInbox().length, failed: actor.failedInbox().length },
-        live: false,
-      };
-    } finally {
-      await store.close();
-    }
-  }
-  throw new CliError(`unknown soul '${soulId}' in ${data} (souls there: ${[...new Set(seen)].join(", ") || "none"})`);
+function memoryFromDisk(o: MemoryCommandOptions): Promise<SoulMemoryReply> {
+  const lookup = { soul: o.soul, data: o.data, command: "ensoul memory", ...(o.node !== undefined ? { node: o.node } : {}) };
+  return readSoul(lookup, (store, { node }): SoulMemoryReply => {
+    const actor = store.actor(o.soul);
+    const state = actor.loadState();
+    if (!state) throw new CliError(`soul '${o.soul}' in ${store.path} has no committed state any more`);
+    return {
+      soulId: o.soul,
+      node,
+      process: state.currentProcess,
+      turns: state.turn,
+      workingMemory: state.workingMemory,
+      soulMemory: state.soulMemory ?? {},
+      inbox: { pending: actor.pendingInbox().length, failed: actor.failedInbox().length },
+      live: false,
+    };
+  });
 }
 
 function describeMemory(m: SoulMemoryReply): string[] {

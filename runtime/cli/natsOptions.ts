@@ -1,21 +1,26 @@
 /**
- * The NATS flags every cluster command shares, with their environment fallbacks:
+ * The NATS flags every cluster command shares, one naming on every command, with their
+ * environment fallbacks:
  *
  *   --nats <url>            ENSOUL_NATS_URL              (comma-separated for several servers; nats://user:pass@host works)
- *   --user <name>           ENSOUL_NATS_USER             (`ensoul chat` and `ensoul memory` spell it --nats-user: their --user is a person)
- *   --pass <password>       ENSOUL_NATS_PASS             (the flag warns: prefer the variable)
+ *   --nats-user <name>      ENSOUL_NATS_USER
+ *   --nats-pass <password>  ENSOUL_NATS_PASS             (the flag warns: prefer the variable)
  *   --token <token>         ENSOUL_NATS_TOKEN            (the flag warns: prefer the variable)
  *   --creds <file>          ENSOUL_NATS_CREDS            (a NATS .creds file: user JWT and NKey seed)
  *   --nkey-seed-file <path> ENSOUL_NATS_NKEY_SEED_FILE
  *   --inbox-prefix <prefix> ENSOUL_NATS_INBOX_PREFIX     (per-user inboxes, docs/SECURITY.md 2.3)
  *   --cluster <name>        ENSOUL_CLUSTER               (default: "local", or the config's)
  *
+ * `--user` and `--pass` were the user and password of most commands while `ensoul chat` and
+ * `ensoul memory` said `--nats-user` (their `--user` is a person). They still work where
+ * they did, hidden from `--help`, with one deprecation note naming the flags.
+ *
  * A secret given as a flag (a password, a token, credentials in the URL) is visible to anyone
  * who can run `ps`, and stays in the shell's history: it still works, with a warning that names
  * the flag and never its value. Secrets are never printed.
  */
 import { readFileSync } from "node:fs";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { redactSecrets } from "../log/index.ts";
 import type { NatsConnectOptions } from "../node/index.ts";
 import { CliError } from "./CliError.ts";
@@ -23,10 +28,11 @@ import { warn as warnOnStderr } from "./warning.ts";
 
 export interface NatsFlags {
   nats?: string;
-  user?: string;
-  pass?: string;
   natsUser?: string;
   natsPass?: string;
+  /** Deprecated spellings of natsUser and natsPass (unless the command's --user is a person). */
+  user?: string;
+  pass?: string;
   token?: string;
   creds?: string;
   nkeySeedFile?: string;
@@ -36,22 +42,23 @@ export interface NatsFlags {
 
 export interface NatsFlagOptions {
   /**
-   * false for commands whose --user names a person (`ensoul chat`, `ensoul memory`): their NATS
-   * user and password are --nats-user and --nats-pass, and --user is never sent to NATS.
+   * The command's own --user names a person (`ensoul chat`, `ensoul memory`): it has no
+   * deprecated NATS --user/--pass, and --user is never sent to NATS.
    */
-  userFlags?: boolean;
+  personUser?: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Warn = (message: string) => void;
 
-/** Adds the NATS flags; `userFlags: false` spells the user and password --nats-user/--nats-pass. */
+/** Adds the NATS flags (the file comment lists them). */
 export function withNatsOptions(command: Command, opts: NatsFlagOptions & { cluster?: boolean } = {}): Command {
-  command.option("--nats <url>", "NATS server URL of the running cluster (env ENSOUL_NATS_URL)");
-  if (opts.userFlags === false) {
-    command.option("--nats-user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--nats-pass <password>", "NATS password; prefer env ENSOUL_NATS_PASS (a flag shows in ps)");
-  } else {
-    command.option("--user <name>", "NATS user (env ENSOUL_NATS_USER)").option("--pass <password>", "NATS password; prefer env ENSOUL_NATS_PASS (a flag shows in ps)");
+  command
+    .option("--nats <url>", "NATS server URL of the running cluster (env ENSOUL_NATS_URL)")
+    .option("--nats-user <name>", "NATS user (env ENSOUL_NATS_USER)")
+    .option("--nats-pass <password>", "NATS password; prefer env ENSOUL_NATS_PASS (a flag shows in ps)");
+  if (opts.personUser !== true) {
+    command.addOption(new Option("--user <name>", "deprecated: --nats-user").hideHelp()).addOption(new Option("--pass <password>", "deprecated: --nats-pass").hideHelp());
   }
   command
     .option("--token <token>", "NATS token; prefer env ENSOUL_NATS_TOKEN (a flag shows in ps)")
@@ -62,12 +69,37 @@ export function withNatsOptions(command: Command, opts: NatsFlagOptions & { clus
   return command;
 }
 
+/** The warnings already given the deprecation note: once per process (per warning sink). */
+const toldDeprecated = new WeakSet<Warn>();
+
+/**
+ * The user and password the flags give, and the flag that carried the password. The old
+ * --user/--pass count only where they are NATS flags, after one note saying so.
+ */
+function flagCredentials(flags: NatsFlags, opts: NatsFlagOptions, warn: Warn): { user?: string; pass?: string; passFlag: string } {
+  const legacy = opts.personUser === true ? {} : { user: flags.user, pass: flags.pass };
+  const used = (["user", "pass"] as const).filter((k) => legacy[k] !== undefined).map((k) => `--${k}`);
+  if (used.length > 0 && !toldDeprecated.has(warn)) {
+    toldDeprecated.add(warn);
+    const names = used.length === 2 ? "--user and --pass are deprecated names for the NATS user and password" : `${used[0]} is a deprecated name for the NATS ${used[0] === "--user" ? "user" : "password"}`;
+    warn(`${names}: use --nats-user and --nats-pass (or ENSOUL_NATS_USER and ENSOUL_NATS_PASS)`);
+  }
+  for (const k of ["user", "pass"] as const) {
+    const current = k === "user" ? flags.natsUser : flags.natsPass;
+    if (legacy[k] !== undefined && current !== undefined && legacy[k] !== current) {
+      throw new CliError(`--${k} is the deprecated name of --nats-${k}, and they disagree: give --nats-${k} only`);
+    }
+  }
+  const pass = flags.natsPass ?? legacy.pass;
+  const user = flags.natsUser ?? legacy.user;
+  return { ...(user !== undefined ? { user } : {}), ...(pass !== undefined ? { pass } : {}), passFlag: flags.natsPass === undefined && legacy.pass !== undefined ? "--pass" : "--nats-pass" };
+}
+
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
 
 /** Warns about each secret the command line carries, by flag name only. */
-function warnAboutSecretFlags(flags: NatsFlags, passFlag: string, warn: Warn): void {
+function warnAboutSecretFlags(flags: NatsFlags, { pass, passFlag }: { pass?: string; passFlag: string }, warn: Warn): void {
   const exposed = "on the command line, visible to anyone who can run `ps` and kept in your shell history";
-  const pass = passFlag === "--pass" ? flags.pass : flags.natsPass;
   if (present(pass)) warn(`${passFlag} puts the NATS password ${exposed}: set ENSOUL_NATS_PASS instead, or use --creds <file>`);
   if (present(flags.token)) warn(`--token puts the NATS token ${exposed}: set ENSOUL_NATS_TOKEN instead, or use --creds <file>`);
   if (present(flags.nats) && redactSecrets(flags.nats) !== flags.nats) {
@@ -134,20 +166,20 @@ function readSecretFile(path: string, what: string): string {
 export function natsOptionsFrom(flags: NatsFlags, env: Env = process.env, opts: NatsFlagOptions & { warn?: Warn } = {}): NatsConnectOptions | undefined {
   const url = flags.nats ?? (present(env.ENSOUL_NATS_URL) ? env.ENSOUL_NATS_URL : undefined);
   if (!url) return undefined;
-  const userFlags = opts.userFlags !== false;
-  warnAboutSecretFlags(flags, userFlags ? "--pass" : "--nats-pass", opts.warn ?? warnOnStderr);
+  const warn = opts.warn ?? warnOnStderr;
+  const given = flagCredentials(flags, opts, warn);
+  warnAboutSecretFlags(flags, given, warn);
   const fromUrl = takeUrlCredentials(url.split(",").map((s) => s.trim()).filter(Boolean));
   const servers = fromUrl.servers;
   const out: NatsConnectOptions = { servers: servers.length === 1 ? servers[0] : servers };
-  const pass = (userFlags ? flags.pass : flags.natsPass) ?? env.ENSOUL_NATS_PASS ?? fromUrl.pass;
+  const pass = given.pass ?? env.ENSOUL_NATS_PASS ?? fromUrl.pass;
   // A lone name in the URL is the user when a password is given elsewhere, else a token (as NATS reads it).
-  const user = (userFlags ? flags.user : flags.natsUser) ?? env.ENSOUL_NATS_USER ?? fromUrl.user ?? (present(pass) ? fromUrl.lone : undefined);
+  const user = given.user ?? env.ENSOUL_NATS_USER ?? fromUrl.user ?? (present(pass) ? fromUrl.lone : undefined);
   const token = flags.token ?? env.ENSOUL_NATS_TOKEN ?? (present(pass) ? undefined : fromUrl.lone);
   const creds = flags.creds ?? env.ENSOUL_NATS_CREDS;
   const seedFile = flags.nkeySeedFile ?? env.ENSOUL_NATS_NKEY_SEED_FILE;
-  const userFlag = userFlags ? "--user/--pass" : "--nats-user/--nats-pass";
   const ways = [present(user) || present(pass), present(token), present(creds), present(seedFile)].filter(Boolean).length;
-  if (ways > 1) throw new CliError(`give one way to authenticate to NATS: ${userFlag}, --token, --creds or --nkey-seed-file`);
+  if (ways > 1) throw new CliError("give one way to authenticate to NATS: --nats-user/--nats-pass, --token, --creds or --nkey-seed-file");
   if (present(user)) out.user = user;
   if (present(pass)) out.pass = pass;
   if (present(token)) out.token = token;

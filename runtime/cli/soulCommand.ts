@@ -9,15 +9,14 @@
  * there it is refused (that node would go on from the state it holds and overwrite the
  * import with its next turn).
  */
-import { existsSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { blueprintOf, ConfigError, DEFAULT_DATA_DIR, loadClusterConfig, LOCAL_NODE, nodeDataDir, nodeOf, type ClusterConfig, type SoulConfig } from "../node/index.ts";
 import { exportSoul, importSoul, openStore, parseSoulFile, serializeSoulFile, SOUL_STORE_NAMESPACE, StoreError, type SoulFile, type Store } from "../store/index.ts";
 import { builtinSouls } from "../../souls/index.ts";
 import { CliError } from "./CliError.ts";
-import { dataEnvironments, type DataEnvironment } from "./dataEnvironments.ts";
+import { readSoul } from "./soulLocation.ts";
 import { warn } from "./warning.ts";
 
 export interface SoulExportOptions {
@@ -26,7 +25,7 @@ export interface SoulExportOptions {
   config?: string;
   /** The data directory (or a node's directory in it); by default the config's, else ./.ensoul. */
   data?: string;
-  /** Only this node's directory, `<data>/<node>`. */
+  /** Only this node's directory, `<data>/<node>`; by default the node the config runs the soul on, else every node's (several holding the soul are refused). */
   node?: string;
   /** Where to write the file; the document goes to stdout when not given. */
   out?: string;
@@ -60,6 +59,17 @@ async function configuredSoul(file: string, soulId: string): Promise<ConfiguredS
   return { config: loaded.config, soul };
 }
 
+/** The node a config runs the soul on (a config that names no node runs in one process, as node `local`). */
+function nodeInConfig({ config, soul }: ConfiguredSoul): string {
+  const named = (config.nodes?.length ?? 0) > 0 || config.souls.some((s) => s.node !== undefined);
+  return named ? nodeOf(config, soul, LOCAL_NODE) : LOCAL_NODE;
+}
+
+/** Where a config says the soul is: its node, unless automatic placement moves it (then any node may hold it). */
+function placedNode(configured: ConfiguredSoul): string | undefined {
+  return configured.config.placement === "auto" && configured.soul.node === undefined ? undefined : nodeInConfig(configured);
+}
+
 /** What a store error says, as the one line the CLI prints. */
 function storeFailure(what: string, err: unknown): never {
   if (err instanceof StoreError) throw new CliError(`${what}: ${err.message}`, 1);
@@ -83,46 +93,26 @@ function summary(file: SoulFile): string {
   ].join(", ");
 }
 
-/** The environments to look in: the one node's when named, else every one under the data directory. */
-function exportEnvironments(data: string, node: string | undefined): DataEnvironment[] {
-  if (node === undefined) return dataEnvironments(data);
-  const dir = nodeDataDir(data, node);
-  if (!existsSync(join(dir, "data.mdb"))) throw new CliError(`no LMDB data for node ${node} in ${dir}`);
-  return [{ dir, node }];
-}
-
-async function exportFrom(envs: DataEnvironment[], o: SoulExportOptions, blueprintName: string | undefined): Promise<{ file: SoulFile; from: string }> {
-  const seen: string[] = [];
-  for (const { dir } of envs) {
-    let store: Store;
+/** The soul file of the soul's one copy under the data directory (soulLocation.ts: several are refused). */
+function exportFrom(o: SoulExportOptions & { data: string }, blueprintName: string | undefined): Promise<{ file: SoulFile; from: string }> {
+  const lookup = { soul: o.soul, data: o.data, command: "ensoul soul export", ...(o.node !== undefined ? { node: o.node } : {}) };
+  return readSoul(lookup, (store, { dir }) => {
     try {
-      // A reader: a running node may hold the directory, and this only looks.
-      store = openStore({ path: dir, reader: true });
-    } catch (err) {
-      storeFailure(`cannot read ${dir}`, err);
-    }
-    try {
-      const ids = store.actorIds();
-      seen.push(...ids);
-      if (!ids.includes(o.soul)) continue;
       return { file: exportSoul(store, o.soul, blueprintName !== undefined ? { blueprintName } : {}), from: dir };
     } catch (err) {
-      storeFailure(`cannot export soul '${o.soul}' from ${dir}`, err);
-    } finally {
-      await store.close();
+      return storeFailure(`cannot export soul '${o.soul}' from ${dir}`, err);
     }
-  }
-  throw new CliError(`unknown soul '${o.soul}' in ${o.data ?? DEFAULT_DATA_DIR} (souls there: ${[...new Set(seen)].join(", ") || "none"})`);
+  });
 }
 
 /** `ensoul soul export <soul>`: the soul file, to --out or stdout. */
 export async function soulExportCommand(o: SoulExportOptions): Promise<SoulFile> {
   const configured = o.config !== undefined ? await configuredSoul(o.config, o.soul) : undefined;
   const data = o.data ?? configured?.config.data ?? DEFAULT_DATA_DIR;
-  const envs = exportEnvironments(data, o.node);
-  if (envs.length === 0) throw new CliError(`no LMDB data in ${data} (nor in a node directory below it)`);
   const blueprintName = configured ? blueprintOf(configured.soul).name : undefined;
-  const { file, from } = await exportFrom(envs, { ...o, data }, blueprintName);
+  // The config's soul is the one on the node it runs on, whatever other nodes hold under that id.
+  const node = o.node ?? (configured ? placedNode(configured) : undefined);
+  const { file, from } = await exportFrom({ ...o, data, ...(node !== undefined ? { node } : {}) }, blueprintName);
   const text = serializeSoulFile(file);
   if (o.out === undefined) {
     (o.stdout ?? process.stdout).write(text);
@@ -162,14 +152,13 @@ async function importTarget(o: SoulImportOptions, file: SoulFile, soulId: string
     const node = o.node ?? LOCAL_NODE;
     return { dir: nodeDataDir(o.data, node), node };
   }
-  const { config, soul } = await configuredSoul(o.config, soulId);
+  const configured = await configuredSoul(o.config, soulId);
+  const { config, soul } = configured;
   const runs = blueprintOf(soul).name;
   if (runs !== exported) {
     throw new CliError(`${o.file} is a soul of blueprint ${exported}, but ${o.config} runs '${soulId}' as ${runs}: import it as a soul of that blueprint (--as <id>)`);
   }
-  // A config that names no node runs in one process, as node `local`.
-  const named = (config.nodes?.length ?? 0) > 0 || config.souls.some((s) => s.node !== undefined);
-  const node = o.node ?? (named ? nodeOf(config, soul, LOCAL_NODE) : LOCAL_NODE);
+  const node = o.node ?? nodeInConfig(configured);
   return { dir: nodeDataDir(o.data ?? config.data, node), node };
 }
 

@@ -17,7 +17,7 @@ export function registerSoulCommand(program: Command): void {
     .argument("[config]", "cluster config: its data directory, and the soul's blueprint")
     .option("-o, --out <file>", "write the document to this file (default: stdout)")
     .option("-d, --data <dir>", "data directory, or a node's directory in it (default: the config's, else ./.ensoul)")
-    .option("-n, --node <name>", "look only in this node's directory, <data>/<node>")
+    .option("-n, --node <name>", "read only <data>/<node> (default: the node the config runs the soul on): needed when several nodes there hold a soul of that id")
     .action(async (soulId: string, config: string | undefined, opts: { out?: string; data?: string; node?: string }) => {
       const { soulExportCommand } = await import("./soulCommand.ts");
       await soulExportCommand({ soul: soulId, ...defined({ config, out: opts.out, data: opts.data, node: opts.node }) });

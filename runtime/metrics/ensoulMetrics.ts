@@ -96,7 +96,7 @@ export function createEnsoulMetrics(sources: MetricsSources, info: { node: strin
       },
     });
   fromCounters("ensoul_perceptions_total", "Perceptions from the bus taken into a soul's inbox.", "perceptions");
-  fromCounters("ensoul_perceptions_deduplicated_total", "Perceptions dropped as duplicates (a platform retry, a redelivery, a replay).", "duplicates");
+  fromCounters("ensoul_perceptions_deduplicated_total", "Perceptions dropped as duplicates (a platform retry, a redelivery, a replay, an Idempotency-Key sent again), by a soul's inbox or a bridge.", "duplicates");
   fromCounters("ensoul_whispers_total", "Whispers delivered to souls.", "whispers");
 
   return {

@@ -75,6 +75,11 @@ const bridgeSchema = z.strictObject({
   type: z.enum(["slack", "discord", "terminal", "http"]),
   soul: token,
   node: token.optional(),
+  /**
+   * A bridge that cannot start (a missing token, a port taken) stops the node's start with
+   * its error; an optional one is shown `failed` with the reason, and the node starts without it.
+   */
+  optional: z.boolean().optional(),
   options: z.record(z.string(), z.unknown()).optional(),
 });
 

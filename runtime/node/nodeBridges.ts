@@ -1,10 +1,16 @@
 /**
  * The step of a node's start that runs its bridges: each `bridges` entry of the config that
- * names this node, or whose soul it hosts, started once the souls can answer. A bridge
- * that cannot run (a missing token, a port taken, a platform refusing the token) is reported
- * and shown `failed` in the registry; the node and its other bridges go on.
+ * names this node, or whose soul it hosts, started once the souls can answer.
+ *
+ * A bridge that cannot run (a missing token, a port taken, a platform refusing the token)
+ * stops the start with its error, the bridges started before it stopped: a node that said
+ * `ready` with nobody listening where the config puts the soul would fail its users quietly
+ * (a skill gate without its grant stops the start the same way). A bridge the config marks
+ * `optional: true` is reported and shown `failed` in the registry instead; the node and its
+ * other bridges go on.
  */
 import { bridgeName, EMPTY_COUNTERS, startBridge, type BridgeHandle, type BridgeStatus } from "../../bridges/index.ts";
+import type { BridgeConfig } from "./clusterConfig.ts";
 import type { NodeDaimons } from "./daimons.ts";
 import type { NodeGround } from "./nodeOpen.ts";
 import type { NodePlan } from "./nodePlan.ts";
@@ -28,48 +34,39 @@ function placedHere({ config, hosted, nodeId, placement }: NodePlan) {
   return config.bridges.filter((b) => placement === "all" || (b.node !== undefined ? b.node === nodeId : hosted.has(b.soul)));
 }
 
-export async function startNodeBridges(plan: NodePlan, { bus, subjects, store }: NodeGround, o: { registry: NodeRegistry; daimons: NodeDaimons; inspect?: StartNodeOptions["inspect"] }): Promise<NodeBridges> {
+/** A bridge that could not start and is not optional: the node does not start. */
+export class BridgeStartError extends Error {
+  constructor(entry: BridgeConfig, name: string, reason: string) {
+    super(`bridge ${name} (${entry.type}, soul ${entry.soul}) cannot start: ${reason}; mark it optional: true in the config to start without it`);
+    this.name = "BridgeStartError";
+  }
+}
+
+type BridgeStartOptions = { registry: NodeRegistry; daimons: NodeDaimons; inspect?: StartNodeOptions["inspect"] };
+
+function startOne(plan: NodePlan, { bus, subjects, store }: NodeGround, entry: BridgeConfig, name: string, o: BridgeStartOptions): Promise<BridgeHandle> {
+  const whisper = o.daimons.whisperFor(entry.soul);
+  return startBridge({
+    entry,
+    name,
+    bus,
+    subjects,
+    store,
+    env: plan.env,
+    soulName: plan.blueprints.get(entry.soul)?.name ?? entry.soul,
+    report: plan.report,
+    log: plan.log,
+    info: plan.info,
+    ...(o.inspect ? { inspect: o.inspect } : {}),
+    ...(whisper ? { whisper } : {}),
+  });
+}
+
+export async function startNodeBridges(plan: NodePlan, ground: NodeGround, o: BridgeStartOptions): Promise<NodeBridges> {
   const handles: BridgeHandle[] = [];
   const names = new Set<string>();
   const watching: (() => void)[] = [];
-  for (const entry of placedHere(plan)) {
-    const name = bridgeName(entry);
-    const failed = (error: string): BridgeStatus => ({ name, type: entry.type, soul: entry.soul, state: "failed", counters: { ...EMPTY_COUNTERS }, lastError: error });
-    if (names.has(name)) {
-      const error = `two bridges are named '${name}' on node ${plan.nodeId}: give one options.name`;
-      plan.log(error);
-      o.registry.trigger.bridgeSet({ bridge: failed(error) });
-      continue;
-    }
-    names.add(name);
-    try {
-      const whisper = o.daimons.whisperFor(entry.soul);
-      const handle = await startBridge({
-        entry,
-        name,
-        bus,
-        subjects,
-        store,
-        env: plan.env,
-        soulName: plan.blueprints.get(entry.soul)?.name ?? entry.soul,
-        report: plan.report,
-        log: plan.log,
-        info: plan.info,
-        ...(o.inspect ? { inspect: o.inspect } : {}),
-        ...(whisper ? { whisper } : {}),
-      });
-      handles.push(handle);
-      const show = () => o.registry.trigger.bridgeSet({ bridge: handle.status() });
-      show();
-      const sub = handle.runtime.actor.subscribe(show);
-      watching.push(() => sub.unsubscribe());
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      plan.log(`bridge ${name} not started: ${error}`);
-      o.registry.trigger.bridgeSet({ bridge: failed(error) });
-    }
-  }
-  return {
+  const bridges: NodeBridges = {
     handles,
     closeIntake() {
       for (const h of handles) h.runtime.closeIntake();
@@ -80,4 +77,28 @@ export async function startNodeBridges(plan: NodePlan, { bus, subjects, store }:
       for (const h of handles) o.registry.trigger.bridgeSet({ bridge: h.status() });
     },
   };
+  for (const entry of placedHere(plan)) {
+    const name = bridgeName(entry);
+    try {
+      if (names.has(name)) throw new Error(`two bridges are named '${name}' on node ${plan.nodeId}: give one options.name`);
+      names.add(name);
+      const handle = await startOne(plan, ground, entry, name, o);
+      handles.push(handle);
+      const show = () => o.registry.trigger.bridgeSet({ bridge: handle.status() });
+      show();
+      const sub = handle.runtime.actor.subscribe(show);
+      watching.push(() => sub.unsubscribe());
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      if (entry.optional !== true) {
+        // Nothing of this start stays running: the bridges already up are stopped before the node gives up.
+        await bridges.stop().catch(() => undefined);
+        throw new BridgeStartError(entry, name, error);
+      }
+      plan.log(`optional bridge ${name} not started: ${error}`);
+      const failed: BridgeStatus = { name, type: entry.type, soul: entry.soul, state: "failed", counters: { ...EMPTY_COUNTERS }, lastError: error };
+      o.registry.trigger.bridgeSet({ bridge: failed });
+    }
+  }
+  return bridges;
 }

@@ -15,6 +15,7 @@ import { deadLetterCategory, observeDeadLetters, type Bus } from "../bus/index.t
 import { createEnsoulMetrics, type MetricsSource } from "../metrics/index.ts";
 import type { ModelCall } from "./observedModels.ts";
 import type { NodePlan } from "./nodePlan.ts";
+import type { RegistryContext } from "./nodeRegistry.ts";
 import type { NodeRegistryStep } from "./registryFeed.ts";
 
 export interface NodeMetrics extends MetricsSource {
@@ -28,6 +29,16 @@ export interface NodeMetrics extends MetricsSource {
 
 export type CreateNodeMetrics = typeof createNodeMetrics;
 
+/**
+ * The node's totals, its bridges' duplicates among them: a platform's repeat a bridge drops
+ * itself (an HTTP Idempotency-Key sent again, a Slack retry) never reaches the node's intake,
+ * yet it is a perception dropped as a duplicate all the same.
+ */
+function countersWithBridges(ctx: RegistryContext): RegistryContext["counters"] {
+  const bridged = Object.values(ctx.bridges).reduce((n, b) => n + (b.counters["duplicates"] ?? 0), 0);
+  return { ...ctx.counters, duplicates: ctx.counters.duplicates + bridged };
+}
+
 export function createNodeMetrics(plan: NodePlan, feed: NodeRegistryStep, bus: Bus): NodeMetrics {
   const context = () => feed.registry.getSnapshot().context;
   const metrics = createEnsoulMetrics(
@@ -37,7 +48,7 @@ export function createNodeMetrics(plan: NodePlan, feed: NodeRegistryStep, bus: B
         feed.flush(true);
         return [...context().souls.values()];
       },
-      counters: () => context().counters,
+      counters: () => countersWithBridges(context()),
     },
     { node: plan.nodeId, cluster: plan.config.cluster },
   );

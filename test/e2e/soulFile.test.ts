@@ -7,7 +7,10 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { soulExportCommand, soulImportCommand } from "../../runtime/cli/soulCommand.ts";
+import { openStore } from "../../runtime/store/index.ts";
 import { runEnsoul, startEnsoul } from "../support/cli/runEnsoul.ts";
 import { tempDirs } from "../support/tempDirs.ts";
 
@@ -21,6 +24,7 @@ interface Exported {
 }
 
 const oneLine = (stderr: string) => stderr.trim().split("\n");
+const quiet = () => new Writable({ write: (_chunk, _enc, done) => done() });
 
 describe("ensoul soul export / import", () => {
   it("moves a soul to a fresh data directory, where ensoul chat continues the conversation", { timeout: 180_000 }, async () => {
@@ -76,6 +80,48 @@ describe("ensoul soul export / import", () => {
     const unknown = await runEnsoul(["soul", "export", "nobody", "--data", second]);
     expect(unknown.code).toBe(2);
     expect(oneLine(unknown.stderr)).toEqual([expect.stringMatching(/^ensoul: unknown soul 'nobody' in .* \(souls there: samantha\)$/)]);
+  });
+
+  it("a soul imported under another id (--as claudius2) is chatted with under that id, as the blueprint its file records", { timeout: 120_000 }, async () => {
+    const data = dirs.make();
+    expect((await runEnsoul(["chat", "claudius", "--data", data], { lines: ["I restore hand planes."] })).code).toBe(0);
+    // Moved in this process (the binary's export and import are the test above): the chat is what is under test.
+    const file = join(dirs.make(), "claudius.soul.json");
+    await soulExportCommand({ soul: "claudius", data, out: file, stdout: quiet() });
+    await soulImportCommand({ file, data, as: "claudius2", stdout: quiet() });
+
+    const chat = await runEnsoul(["chat", "claudius2", "--data", data], { lines: ["Do you remember my hobby?"] });
+    expect(chat.stderr).toBe("");
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toMatch(/^Claudius · offline:\S+ .* · memory in /m);
+    expect(chat.stdout).toMatch(/^Claudius: /m);
+    const store = openStore({ path: join(data, "local"), reader: true });
+    try {
+      const state = store.actor("claudius2").loadState()!;
+      expect(state.turn).toBe(2);
+      const said = (state.workingMemory as Exported["state"]["workingMemory"]).memories.map((m) => m.content).join("\n");
+      for (const line of ["I restore hand planes.", "Do you remember my hobby?"]) expect(said).toContain(line);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a soul id on two nodes of the data directory: ensoul memory refuses with one line listing both, and --node chooses (export too: test/unit/cli/soulLocation.test.ts)", { timeout: 120_000 }, async () => {
+    const data = dirs.make();
+    for (const [node, turn] of [["local", 15], ["b", 4]] as const) {
+      const store = openStore({ path: join(data, node), noSync: true });
+      const memories = [{ id: `m${turn}`, role: "user", content: `turn ${turn} on ${node}`, timestamp: Date.UTC(2026, 0, 2, turn) }];
+      await store.actor("claudius").commitTurn({ state: { workingMemory: { soulName: "Claudius", regionOrder: [], memories }, soulMemory: {}, processMemory: {}, currentProcess: "main", invocationCounts: {}, turn } });
+      await store.close();
+    }
+    const refused = await runEnsoul(["memory", "claudius", "--data", data]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toEqual([
+      `ensoul: soul 'claudius' is on 2 nodes in ${data}, as different souls: node b (turn 4, last turn at 2026-01-02T04:00:00Z), node local (turn 15, last turn at 2026-01-02T15:00:00Z); say which: ensoul memory claudius --node <node>`,
+    ]);
+    const chosen = await runEnsoul(["memory", "claudius", "--data", data, "--node", "b", "--json"]);
+    expect(chosen.stderr).toBe("");
+    expect(JSON.parse(chosen.stdout)).toMatchObject({ node: "b", turns: 4 });
   });
 
   it("says plainly when a file is not a soul file, or there is no data", { timeout: 60_000 }, async () => {

@@ -20,7 +20,8 @@ const dirs = tempDirs("ensoul-cli-secrets-");
 afterAll(() => dirs.cleanup());
 
 const EXPOSED = "on the command line, visible to anyone who can run `ps` and kept in your shell history";
-const PASS_WARNING = `ensoul: warning: --pass puts the NATS password ${EXPOSED}: set ENSOUL_NATS_PASS instead, or use --creds <file>\n`;
+const PASS_WARNING = (flag: string) => `ensoul: warning: ${flag} puts the NATS password ${EXPOSED}: set ENSOUL_NATS_PASS instead, or use --creds <file>\n`;
+const DEPRECATED = "ensoul: warning: --user and --pass are deprecated names for the NATS user and password: use --nats-user and --nats-pass (or ENSOUL_NATS_USER and ENSOUL_NATS_PASS)\n";
 const TOKEN_WARNING = `ensoul: warning: --token puts the NATS token ${EXPOSED}: set ENSOUL_NATS_TOKEN instead, or use --creds <file>\n`;
 const URL_WARNING = `ensoul: warning: --nats puts the credentials in its URL ${EXPOSED}: set ENSOUL_NATS_URL instead, or use --creds <file>\n`;
 
@@ -54,7 +55,7 @@ describe("credentials in a NATS URL are never printed", () => {
     expect(result.stderr).toBe(`ensoul: ${file} is not a NATS credentials file (it should hold a NATS USER JWT and a USER NKEY SEED block)\n`);
     expect(result.code).toBe(2);
     const both = await runEnsoul(["status", "--nats", "nats://127.0.0.1:1", "--creds", file], { env: { ENSOUL_NATS_TOKEN: "x" } });
-    expect(both.stderr).toBe("ensoul: give one way to authenticate to NATS: --user/--pass, --token, --creds or --nkey-seed-file\n");
+    expect(both.stderr).toBe("ensoul: give one way to authenticate to NATS: --nats-user/--nats-pass, --token, --creds or --nkey-seed-file\n");
   });
 });
 
@@ -77,13 +78,20 @@ describeWithNats("a password from the environment or a flag, against a real serv
     }
   });
 
-  it("ENSOUL_NATS_PASS: quiet; --pass: the same connection, with a warning that does not show the password", async () => {
-    const fromEnv = await runEnsoul(["status", "--nats", server.url, "--cluster", cluster, "--user", "alice"], { env: { ENSOUL_NATS_PASS: password } });
+  it("ENSOUL_NATS_PASS: quiet; --nats-pass: the same connection, with a warning that does not show the password", async () => {
+    const fromEnv = await runEnsoul(["status", "--nats", server.url, "--cluster", cluster, "--nats-user", "alice"], { env: { ENSOUL_NATS_PASS: password } });
     expect(fromEnv.stderr).toBe("");
     expect(fromEnv.stdout).toMatch(/^node main /m);
-    const fromFlag = await runEnsoul(["status", "--nats", server.url, "--cluster", cluster, "--user", "alice", "--pass", password]);
-    expect(fromFlag.stderr).toBe(PASS_WARNING);
+    const fromFlag = await runEnsoul(["status", "--nats", server.url, "--cluster", cluster, "--nats-user", "alice", "--nats-pass", password]);
+    expect(fromFlag.stderr).toBe(PASS_WARNING("--nats-pass"));
     expect(fromFlag.stdout).toMatch(/^node main /m);
+  });
+
+  it("the old --user and --pass still connect, with one deprecation note naming the flags, never the password", async () => {
+    const old = await runEnsoul(["status", "--nats", server.url, "--cluster", cluster, "--user", "alice", "--pass", password]);
+    expect(old.stderr).toBe(`${DEPRECATED}${PASS_WARNING("--pass")}`);
+    expect(old.stdout).toMatch(/^node main /m);
+    expect(old.stdout + old.stderr).not.toContain(password);
   });
 
   it("a node started with the user and password in ENSOUL_NATS_URL connects with them, and shows the URL without them", async () => {

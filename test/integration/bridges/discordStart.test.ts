@@ -1,8 +1,8 @@
 /**
  * The Discord bridge's start, options and stop: what it needs from the environment (and says
- * so when it is missing), a token or intents Discord refuses (the bridge fails, the node runs
- * on, the token is never printed), the policy and `daimonWebhooks` options, and a stop that
- * leaves no gateway connection behind.
+ * so when it is missing), a token or intents Discord refuses (the bridge stops the node's
+ * start, or, marked optional, fails while the node runs on; the token is never printed), the
+ * policy and `daimonWebhooks` options, and a stop that leaves no gateway connection behind.
  */
 import { afterEach, afterAll, describe, expect, it, vi } from "vitest";
 import { discordNonce, parseDiscordOptions, TypingIndicator, TYPING_REPEAT_MS } from "../../../bridges/discord/index.ts";
@@ -31,22 +31,33 @@ async function start(o: DiscordNodeOptions & { fake?: FakeDiscord } = {}): Promi
   return { node, fake, logs };
 }
 
+/** The error the node's start rejects with, the bridge not being optional. */
+async function startError(o: DiscordNodeOptions & { fake?: FakeDiscord } = {}): Promise<{ error: string; logs: string[]; fake: FakeDiscord }> {
+  const f = (fake = o.fake ?? (await startDiscord()));
+  const logs: string[] = [];
+  const error = await startDiscordNode(f, dirs.make(), { ...o, log: (line) => logs.push(line) }).then(
+    (started) => ((node = started), new Error("the node started")),
+    (err: unknown) => err as Error,
+  );
+  return { error: error.message, logs, fake: f };
+}
+
 describe("the Discord bridge's start", () => {
-  it("without DISCORD_TOKEN it does not start and says which variable to set; the node runs on", async () => {
-    const { node } = await start({ env: {} });
+  it("without DISCORD_TOKEN it stops the node's start, saying which variable to set; marked optional, the node runs on", async () => {
+    expect((await startError({ env: {} })).error).toMatch(/^bridge discord-echo \(discord, soul echo\) cannot start: .*DISCORD_TOKEN/);
+    const { node } = await start({ env: {}, optional: true });
     expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringContaining("DISCORD_TOKEN") });
     expect(node.status().state).toBe("running");
   });
 
   it("a DISCORD_API_URL that is not a URL is named", async () => {
-    const { node } = await start({ env: { DISCORD_TOKEN: "t", DISCORD_API_URL: "not a url" } });
-    expect(bridgeStatus(node).lastError).toMatch(/DISCORD_API_URL is not a URL/);
+    expect((await startError({ env: { DISCORD_TOKEN: "t", DISCORD_API_URL: "not a url" } })).error).toMatch(/DISCORD_API_URL is not a URL/);
   });
 
   it("a DISCORD_API_URL that names the API version is refused, saying it is the base without it (discord.js appends /v10)", async () => {
     const f = await startDiscord();
-    const { node } = await start({ fake: f, env: { DISCORD_TOKEN: f.token, DISCORD_API_URL: `${f.apiUrl}/v10` } });
-    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/DISCORD_API_URL .*without the version.*\/v10/) });
+    const { error } = await startError({ fake: f, env: { DISCORD_TOKEN: f.token, DISCORD_API_URL: `${f.apiUrl}/v10` } });
+    expect(error).toMatch(/DISCORD_API_URL .*without the version.*\/v10/);
     expect(f.calls()).toEqual([]);
   });
 
@@ -59,25 +70,27 @@ describe("the Discord bridge's start", () => {
     expect(line).toEqual(expect.objectContaining({ level: "info", msg: `discord bridge discord-echo: soul echo as @ensoul (REST ${fake.apiUrl})` }));
   });
 
-  it("a token Discord refuses fails the bridge (never printing it)", async () => {
+  it("a token Discord refuses stops the start (never printing it), and leaves no gateway connection", async () => {
     const secret = "not-the-right-token-4f9c";
     const f = await startDiscord();
-    const { node, logs } = await start({ fake: f, env: { DISCORD_TOKEN: secret, DISCORD_API_URL: f.apiUrl } });
-    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/invalid token/i) });
+    const { error, logs } = await startError({ fake: f, env: { DISCORD_TOKEN: secret, DISCORD_API_URL: f.apiUrl } });
+    expect(error).toMatch(/invalid token/i);
     expect(f.calls("GET /gateway/bot")[0].status).toBe(401);
-    expect(JSON.stringify([logs, node.status()])).not.toContain(secret);
+    expect(JSON.stringify([logs, error])).not.toContain(secret);
     expect(f.liveConnections).toBe(0);
+    // Marked optional: the same failure shows in the node's status, the token still never printed.
+    const { node, logs: optionalLogs } = await start({ fake: f, optional: true, env: { DISCORD_TOKEN: secret, DISCORD_API_URL: f.apiUrl } });
+    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/invalid token/i) });
+    expect(JSON.stringify([optionalLogs, node.status()])).not.toContain(secret);
   });
 
-  it("intents Discord does not allow (4014) fail the bridge with discord.js's reason", async () => {
+  it("intents Discord does not allow (4014) stop the start with discord.js's reason", async () => {
     const f = await startFakeDiscord({ heartbeatIntervalMs: 1000, disallowedIntents: Intents.MessageContent });
-    const { node } = await start({ fake: f });
-    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/disallowed intents/i) });
+    expect((await startError({ fake: f })).error).toMatch(/disallowed intents/i);
   });
 
   it("unknown options are refused with the option's name", async () => {
-    const { node } = await start({ options: { replyTo: "all" } });
-    expect(bridgeStatus(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/discord bridge options.*replyTo/s) });
+    expect((await startError({ options: { replyTo: "all" } })).error).toMatch(/discord bridge options.*replyTo/s);
     expect(() => parseDiscordOptions({ daimonWebhooks: "yes" })).toThrow(/daimonWebhooks/);
     expect(parseDiscordOptions(undefined)).toEqual({ daimonWebhooks: false });
   });

@@ -2,42 +2,29 @@
  * What the HTTP bridge promises when the publish of a perception fails (fault point
  * `http.publish`, the bus publish of the perception a request makes): the client gets a clear
  * 503, and a retry with the same Idempotency-Key is answered exactly once, whether the publish
- * never landed (`fail`), landed with its acknowledgement lost (`ackLost`), or was slow.
+ * never landed (`fail`), landed with its acknowledgement lost (`ackLost`), or was slow. What
+ * the node counts stays exact through it: one perception and one answer posted per key, and
+ * one deduplicated perception per repeat sent after the key was taken.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseClusterConfig, startNode, type EnsoulNode } from "../../../runtime/node/index.ts";
+import type { EnsoulNode } from "../../../runtime/node/index.ts";
+import { bridgeCounters, metric, startHttpNode } from "../../support/bridges/httpNode.ts";
 import { until } from "../../support/cluster/busWatch.ts";
-import { echoSoul } from "../../support/cluster/blueprints.ts";
 import { faultSchedule, withFaults } from "../../support/faults/faultArbitraries.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
 
 const dirs = tempDirs();
-const TOKEN = "http-faults-token-91b2";
 let node: EnsoulNode;
-let base: string;
+let post: (content: string, key: string) => Promise<Response>;
 
 beforeAll(async () => {
-  const config = parseClusterConfig({
-    cluster: "web",
-    souls: [{ id: "echo", blueprint: echoSoul }],
-    bridges: [{ type: "http", soul: "echo", options: { port: 0, rateLimit: { perMinute: 60_000, burst: 10_000 } } }],
-    runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
-  });
-  node = await startNode({ config, data: dirs.make(), store: { noSync: true }, env: { ENSOUL_HTTP_TOKEN: TOKEN }, log: () => undefined });
-  base = node.status().bridges![0]!.url!.replace(/\/v1\/souls\/echo\/$/, "");
+  ({ node, post } = await startHttpNode({ cluster: "web", data: dirs.make(), token: "http-faults-token-91b2", options: { rateLimit: { perMinute: 60_000, burst: 10_000 } } }));
 });
 afterAll(async () => {
   await node?.stop();
   dirs.cleanup();
 });
-
-const post = (content: string, key: string) =>
-  fetch(`${base}/v1/souls/echo/perceptions`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", "Idempotency-Key": key },
-    body: JSON.stringify({ content, name: "Ada" }),
-  });
 
 /** Posts until the bridge takes it (a client following docs/HTTP.md: 503 means send it again with the same key). */
 async function postUntilTaken(content: string, key: string): Promise<{ id: string; refusals: string[] }> {
@@ -68,6 +55,14 @@ async function answeredOnce(ids: readonly string[]): Promise<void> {
   expect(ids.map((id) => finals.get(id))).toEqual(ids.map(() => 1));
 }
 
+/** What the node counts of the bridge: its counters (`ensoul status`) and the deduplicated perceptions metric. */
+async function counts(): Promise<{ perceptions: number; posted: number; duplicates: number; deduplicated: number }> {
+  const c = bridgeCounters(node);
+  return { perceptions: c["perceptions"] ?? 0, posted: c["posted"] ?? 0, duplicates: c["duplicates"] ?? 0, deduplicated: await metric(node, "ensoul_perceptions_deduplicated_total") };
+}
+
+const minus = (a: Awaited<ReturnType<typeof counts>>, b: typeof a) => ({ perceptions: a.perceptions - b.perceptions, posted: a.posted - b.posted, duplicates: a.duplicates - b.duplicates, deduplicated: a.deduplicated - b.deduplicated });
+
 describe("the HTTP bridge under faults at http.publish", () => {
   it("a publish that fails before it lands: 503 saying to retry with the same key; nothing reaches the soul; the retry is answered once", async () => {
     await withFaults([{ point: "http.publish", fault: { kind: "fail" } }], async (plan) => {
@@ -92,10 +87,16 @@ describe("the HTTP bridge under faults at http.publish", () => {
     await fc.assert(
       fc.asyncProperty(faultSchedule({ points: ["http.publish"], maxNth: 5 }), async (rules) => {
         run++;
+        const keys = [0, 1, 2, 3].map((n) => `prop-${run}-${n}`);
+        const before = await counts();
         await withFaults(rules, async () => {
-          const taken = await Promise.all([0, 1, 2, 3].map((n) => postUntilTaken(`run ${run} message ${n}`, `prop-${run}-${n}`)));
+          const taken = await Promise.all(keys.map((key, n) => postUntilTaken(`run ${run} message ${n}`, key)));
           await answeredOnce(taken.map((t) => t.id));
         });
+        // Each key sent once more, once taken: a duplicate, counted as one.
+        for (const key of keys) expect(((await (await post("again", key)).json()) as { status: string }).status).toBe("duplicate");
+        await until(() => (bridgeCounters(node)["posted"] ?? 0) - before.posted >= keys.length, 5_000, "the answers counted posted");
+        expect(minus(await counts(), before)).toEqual({ perceptions: keys.length, posted: keys.length, duplicates: keys.length, deduplicated: keys.length });
       }),
       { numRuns: 12 },
     );

@@ -2,7 +2,8 @@
  * The Slack bridge on the HTTP Events API, end to end: a real node whose bridge serves
  * `POST /slack/events` with the real @slack/bolt, Slack's signed requests sent by the fake
  * Slack, and the bridge's replies read back from the fake's Web API. Also what a bridge that
- * cannot start shows: a missing or refused token, named, never printed.
+ * cannot start says: a missing or refused token, named, never printed; it stops the node's
+ * start, or, marked optional, shows failed.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { EnsoulNode } from "../../../runtime/node/index.ts";
@@ -22,11 +23,21 @@ afterEach(async () => {
 });
 afterAll(() => dirs.cleanup());
 
-async function start(data = dirs.make(), env?: Record<string, string | undefined>, options: Record<string, unknown> = EVENTS): Promise<{ f: FakeSlack; node: EnsoulNode; url: string }> {
+async function start(data = dirs.make(), env?: Record<string, string | undefined>, options: Record<string, unknown> = EVENTS, optional = false): Promise<{ f: FakeSlack; node: EnsoulNode; url: string }> {
   const f = (fake ??= await startFakeSlack({ users: { U0ADA: { name: "ada", display_name: "Ada" } } }));
-  const node = await startSlackNode(f, { data, options, ...(env ? { env } : {}) });
+  const node = await startSlackNode(f, { data, options, optional, ...(env ? { env } : {}) });
   nodes.push(node);
   return { f, node, url: slackBridge(node).url ?? "" };
+}
+
+/** The error a start that the bridge stops rejects with. */
+async function startError(env: Record<string, string | undefined> | undefined, options: Record<string, unknown>): Promise<string> {
+  const f = (fake ??= await startFakeSlack());
+  const error = await startSlackNode(f, { data: dirs.make(), options, ...(env ? { env } : {}) }).then(
+    (node) => (nodes.push(node), new Error("the node started")),
+    (err: unknown) => err as Error,
+  );
+  return error.message;
 }
 
 const repliesIn = (f: FakeSlack, channel: string, thread: string) => f.messages(channel).filter((m) => m.thread_ts === thread);
@@ -104,34 +115,31 @@ describe("the Slack bridge on the Events API", () => {
 });
 
 describe("a Slack bridge that cannot start", () => {
-  it("shows failed with the missing variable named", async () => {
+  it("stops the node's start, naming the missing variable; marked optional, it shows failed with it", async () => {
     const f = (fake = await startFakeSlack());
-    const { node } = await start(undefined, { SLACK_BOT_TOKEN: f.identity.botToken, SLACK_API_URL: f.apiUrl });
+    const noSecret = { SLACK_BOT_TOKEN: f.identity.botToken, SLACK_API_URL: f.apiUrl };
+    expect(await startError(noSecret, EVENTS)).toMatch(/^bridge slack-echo \(slack, soul echo\) cannot start: .*SLACK_SIGNING_SECRET/);
+    expect(await startError(noSecret, { mode: "socket" })).toMatch(/SLACK_APP_TOKEN/);
+    expect(await startError({}, { mode: "socket" })).toMatch(/SLACK_BOT_TOKEN/);
+    const { node } = await start(undefined, noSecret, EVENTS, true);
     expect(slackBridge(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/SLACK_SIGNING_SECRET/) });
-    const { node: socket } = await start(undefined, { SLACK_BOT_TOKEN: f.identity.botToken, SLACK_API_URL: f.apiUrl }, { mode: "socket" });
-    expect(slackBridge(socket)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/SLACK_APP_TOKEN/) });
-    const { node: none } = await start(undefined, {}, { mode: "socket" });
-    expect(slackBridge(none).lastError).toMatch(/SLACK_BOT_TOKEN/);
   });
 
-  it("shows failed when Slack refuses a token, never printing it", async () => {
+  it("stops the start when Slack refuses a token, never printing it", async () => {
     const f = (fake = await startFakeSlack());
     const wrongBot = "xoxb-wrong-secret-123456";
-    const { node } = await start(undefined, { ...slackEnv(f), SLACK_BOT_TOKEN: wrongBot });
-    const bridge = slackBridge(node);
-    expect(bridge).toMatchObject({ state: "failed", lastError: expect.stringMatching(/refused SLACK_BOT_TOKEN \(invalid_auth\)/) });
-    expect(JSON.stringify(node.status())).not.toContain(wrongBot);
+    const bot = await startError({ ...slackEnv(f), SLACK_BOT_TOKEN: wrongBot }, EVENTS);
+    expect(bot).toMatch(/refused SLACK_BOT_TOKEN \(invalid_auth\)/);
+    expect(bot).not.toContain(wrongBot);
 
     const wrongApp = "xapp-wrong-secret-654321";
-    const { node: socket } = await start(undefined, { ...slackEnv(f), SLACK_APP_TOKEN: wrongApp }, { mode: "socket" });
+    const { node: socket } = await start(undefined, { ...slackEnv(f), SLACK_APP_TOKEN: wrongApp }, { mode: "socket" }, true);
     expect(slackBridge(socket)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/refused SLACK_APP_TOKEN \(invalid_auth\)/) });
     expect(JSON.stringify(socket.status())).not.toContain(wrongApp);
   });
 
   it("refuses options it does not know, with the field named", async () => {
-    const { node } = await start(undefined, undefined, { mode: "events", port: 0, channel: "C1" });
-    expect(slackBridge(node)).toMatchObject({ state: "failed", lastError: expect.stringMatching(/channel/) });
-    const { node: socket } = await start(undefined, undefined, { mode: "socket", port: 3100 });
-    expect(slackBridge(socket).lastError).toMatch(/port/);
+    expect(await startError(undefined, { mode: "events", port: 0, channel: "C1" })).toMatch(/channel/);
+    expect(await startError(undefined, { mode: "socket", port: 3100 })).toMatch(/port/);
   });
 });

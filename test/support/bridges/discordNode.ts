@@ -47,13 +47,15 @@ export interface DiscordNodeOptions {
   log?: (line: string) => void;
   /** Instead of `log`: the node's whole logger (a test that reads levels). */
   logger?: Logger;
+  /** The config marks the bridge optional: a bridge that cannot start is shown failed instead of stopping the start. */
+  optional?: boolean;
 }
 
-export function discordNodeConfig(o: Pick<DiscordNodeOptions, "blueprint" | "options"> = {}) {
+export function discordNodeConfig(o: Pick<DiscordNodeOptions, "blueprint" | "options" | "optional"> = {}) {
   return parseClusterConfig({
     cluster: CLUSTER,
     souls: [{ id: "echo", blueprint: o.blueprint ?? echoSoul }],
-    bridges: [{ type: "discord", soul: "echo", ...(o.options ? { options: o.options } : {}) }],
+    bridges: [{ type: "discord", soul: "echo", ...(o.optional ? { optional: true } : {}), ...(o.options ? { options: o.options } : {}) }],
     runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
   });
 }

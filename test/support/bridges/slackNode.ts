@@ -22,6 +22,8 @@ export interface SlackNodeOptions {
   /** Replaces the env built from the fake (a missing or wrong token). */
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
+  /** The config marks the bridge optional: a bridge that cannot start is shown failed instead of stopping the start. */
+  optional?: boolean;
 }
 
 export function slackEnv(fake: FakeSlack): Record<string, string> {
@@ -32,7 +34,7 @@ export function startSlackNode(fake: FakeSlack, o: SlackNodeOptions): Promise<En
   const config = parseClusterConfig({
     cluster: "slacktest",
     souls: [{ id: "echo", blueprint: o.soul ?? echoSoul }],
-    bridges: [{ type: "slack", soul: "echo", options: o.options ?? { mode: "socket", clientPingTimeoutMs: 1000 } }],
+    bridges: [{ type: "slack", soul: "echo", ...(o.optional ? { optional: true } : {}), options: o.options ?? { mode: "socket", clientPingTimeoutMs: 1000 } }],
     runtime: { heartbeatMs: 100, passivateAfterMs: 0 },
   });
   return startNode({ config, data: o.data, store: { noSync: true }, env: o.env ?? slackEnv(fake), log: o.log ?? (() => undefined) });

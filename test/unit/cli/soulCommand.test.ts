@@ -5,25 +5,14 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { soulExportCommand, soulImportCommand } from "../../../runtime/cli/soulCommand.ts";
 import { openStore, userModels, type ActorState } from "../../../runtime/store/index.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
+import { textSink as sink } from "../../support/textSink.ts";
 
 const dirs = tempDirs("ensoul-soulcmd-");
 afterEach(() => dirs.cleanup());
-
-function sink(): Writable & { text: () => string } {
-  let text = "";
-  const out = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return Object.assign(out, { text: () => text });
-}
 
 const state = (turn: number): ActorState => ({
   workingMemory: { soulName: "Samantha", regionOrder: [], memories: [{ id: "m1", role: "user", content: "ada said: hi", timestamp: 1 }] },

@@ -8,7 +8,6 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TOOL_CALLS_NAMESPACE } from "../../../actors/tool/index.ts";
 import { useSoulStore } from "../../../actors/soul/index.ts";
@@ -28,6 +27,7 @@ import {
 } from "../../../runtime/store/index.ts";
 import { scriptedStoreSoul } from "../../support/store/scriptedStoreSoul.ts";
 import { tempDirs } from "../../support/tempDirs.ts";
+import { textSink as sink } from "../../support/textSink.ts";
 import { startEmbeddingsServer, type EmbeddingsServer } from "../../support/wire/embeddingsServer.ts";
 
 const dirs = tempDirs("ensoul-soulfile-store-");
@@ -41,17 +41,6 @@ afterEach(async () => {
   await server.close();
   dirs.cleanup();
 });
-
-function sink(): Writable & { text: () => string } {
-  let text = "";
-  const out = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return Object.assign(out, { text: () => text });
-}
 
 function open(data: string): Store {
   const store = openStore({ path: join(data, "local"), noSync: true });
