@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
 import { afterAll, expect, it } from "vitest";
 import { repoRoot } from "../support/cluster/cliProcess.ts";
 import { runEnsoul } from "../support/cli/runEnsoul.ts";
@@ -47,12 +48,17 @@ export default defineSoul({
 const UNDECLARED = "process 'conversation' handed over to 'farewell', which it does not declare as a successor (declared: solving); the soul stays in 'conversation'";
 const THROWN = "TypeError: Cannot read properties of undefined (reading 'pitch') at souls/fa/conversation.ts:7:28";
 
-it("ensoul chat prints why a turn failed in one line, its debug log has it, and ensoul memory lists the failed perceptions with their reasons", async () => {
-  const dir = dirs.make();
+/** The soul folder as a user writes it, in `dir`. */
+function writeSoul(dir: string): void {
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   mkdirSync(join(dir, "souls", "fa"), { recursive: true });
   writeFileSync(join(dir, "souls", "fa", "conversation.ts"), CONVERSATION);
   writeFileSync(join(dir, "souls", "fa", "index.ts"), INDEX);
+}
+
+it("ensoul chat prints why a turn failed in one line, its debug log has it, and ensoul memory lists the failed perceptions with their reasons", async () => {
+  const dir = dirs.make();
+  writeSoul(dir);
   const data = join(dir, "data");
 
   const chat = await runEnsoul(["--log-level", "debug", "chat", "./souls/fa", "--as", "Ada", "--data", data], { cwd: dir, lines: ["hello", "bye", "boom", "still there?"], timeoutMs: 60_000 });
@@ -86,3 +92,22 @@ it("ensoul chat prints why a turn failed in one line, its debug log has it, and 
     `    ${THROWN}`,
   ]);
 }, 150_000);
+
+it("names the TypeScript line of a soul built to JavaScript by esbuild, through its source map", async () => {
+  const dir = dirs.make();
+  writeSoul(dir);
+  // Bundled with its map beside it; ensoul's own modules stay imports (as a package's would).
+  await build({
+    entryPoints: [join(dir, "souls", "fa", "index.ts")],
+    outfile: join(dir, "dist", "fa.mjs"),
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    sourcemap: true,
+    logLevel: "silent",
+    plugins: [{ name: "ensoul-external", setup: (b) => void b.onResolve({ filter: /^file:/ }, (a) => ({ path: a.path, external: true })) }],
+  });
+  const chat = await runEnsoul(["chat", "./dist/fa.mjs", "--as", "Ada", "--data", join(dir, "data")], { cwd: dir, lines: ["boom"], timeoutMs: 60_000 });
+  expect(chat.code, chat.stderr).toBe(0);
+  expect(chat.stdout).toContain(`! Fa could not answer: ${THROWN}\n`);
+}, 90_000);
