@@ -1,8 +1,10 @@
 /**
- * Where in a soul's own source an error was thrown: the first frame of its stack that is the
- * soul's code, not ensoul's runtime (its `actors`, `runtime`, `bridges` and `api` folders, from
- * source or `dist/`), not a package in `node_modules` and not Node's own. A blueprint that ships
- * with ensoul (`souls/`) is soul code too.
+ * Where in a soul's own source an error was thrown: the first frame of its stack past Node's
+ * own and the packages in `node_modules` (a library the soul called, `JSON.parse`, zod), when
+ * that frame is the soul's code. When it is ensoul's runtime instead (its `actors`, `runtime`,
+ * `bridges` and `api` folders, from source or `dist/`), the error is the runtime's (a provider
+ * that failed, a budget spent, a hand-over refused), whose message says what, and no place is
+ * named. A blueprint that ships with ensoul (`souls/`) is soul code too.
  *
  * The stack names the soul's own files and lines because source maps are on wherever a soul is
  * compiled: tsx turns them on for TypeScript, and a soul module loaded from a path turns them on
@@ -27,8 +29,8 @@ export function soulSourceOf(error: unknown, cwd = process.cwd()): string | unde
     const frame = FRAME.exec(line);
     if (!frame) continue;
     const file = fileOf(frame[1]!);
-    if (file === undefined || !isSoulCode(file)) continue;
-    return `${shownPath(file, cwd)}:${frame[2]}:${frame[3]}`;
+    if (file === undefined || file.includes(`${sep}node_modules${sep}`)) continue;
+    return RUNTIME_FOLDERS.some((folder) => file.startsWith(folder)) ? undefined : `${shownPath(file, cwd)}:${frame[2]}:${frame[3]}`;
   }
   return undefined;
 }
@@ -43,10 +45,6 @@ function fileOf(location: string): string | undefined {
     }
   }
   return isAbsolute(location) ? location : undefined;
-}
-
-function isSoulCode(file: string): boolean {
-  return !file.includes(`${sep}node_modules${sep}`) && !RUNTIME_FOLDERS.some((folder) => file.startsWith(folder));
 }
 
 /** A file as a person at `cwd` names it: relative when inside it, else whole. */

@@ -15,15 +15,24 @@ const thrown = (message: string, frames: string[], name = "Error") => Object.ass
 
 describe("where a soul's code threw", () => {
   const cwd = "/home/ada/project";
-  it("is the first frame outside ensoul's runtime, node_modules and Node, relative to the working directory", () => {
+  it("is the first frame past Node and the packages the soul called, relative to the working directory", () => {
     const error = thrown("no", [
       "parse (node:internal/json:1:1)",
       "Object.safeParse (/home/ada/project/node_modules/zod/index.js:10:3)",
-      `TurnRunner.run (${join(repoRoot, "actors", "soul", "TurnRunner.ts")}:125:25)`,
       "Object.conversation (/home/ada/project/souls/ada/talk.ts:7:17)",
+      `TurnRunner.run (${join(repoRoot, "actors", "soul", "TurnRunner.ts")}:125:25)`,
       "async helper (/home/ada/project/souls/ada/util.ts:2:1)",
     ]);
     expect(soulSourceOf(error, cwd)).toBe("souls/ada/talk.ts:7:17");
+  });
+
+  it("is none for an error ensoul's runtime raised, even below the soul's call (a provider, a budget, a refused hand-over)", () => {
+    const error = thrown("429 from the provider", [
+      "Anthropic.request (/home/ada/project/node_modules/@anthropic-ai/sdk/client.js:1:1)",
+      `AnthropicModel.complete (${join(repoRoot, "runtime", "providers", "anthropic.ts")}:80:11)`,
+      "async conversation (/home/ada/project/souls/ada/talk.ts:5:33)",
+    ]);
+    expect(soulSourceOf(error, cwd)).toBeUndefined();
   });
 
   it("reads file URLs (ES modules without a loader), anonymous frames, and shows a file outside the working directory whole", () => {
