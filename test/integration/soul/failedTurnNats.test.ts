@@ -66,4 +66,19 @@ describeWithNats("a failed turn over NATS", () => {
       `    ${UNDECLARED}`,
     ]);
   });
+
+  it("keeps the memory reply within one NATS message: failed perceptions too large to list whole are listed with their reasons alone", async () => {
+    const soul = await node.soul("fa");
+    for (const n of [1, 2]) await soul.perceive({ action: "said", content: `boom ${n} ${"x".repeat(600_000)}`, name: "Ada" });
+    await soul.idle();
+    const reply = await memoryCommand({ soul: "fa", nats: { servers: server.url }, cluster: CLUSTER, data: dirs.make(), json: true, out: output().stream });
+    expect(reply.truncated).toBe(true);
+    expect(reply.inbox.failed).toBe(4);
+    expect(reply.failedPerceptions?.map((f) => [f.perception, f.error])).toEqual([
+      [null, THROWN],
+      [null, UNDECLARED],
+      [null, THROWN],
+      [null, THROWN],
+    ]);
+  });
 });

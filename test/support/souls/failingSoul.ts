@@ -1,6 +1,6 @@
 /**
  * A soul whose turns fail in the two ways a person must be told about: `bye` hands over to
- * `farewell`, which `talk` does not declare as a successor, and `boom` throws a TypeError in the
+ * `farewell`, which `talk` does not declare as a successor, and `boom…` throws a TypeError in the
  * soul's own code (THROWN_AT says where). Anything else is echoed: `echo: <content>`.
  */
 import { readFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import { defineSoul, useActions, usePerceptions, type MentalProcess } from "../.
 const talk: MentalProcess = async ({ workingMemory }) => {
   const { content } = usePerceptions().invokingPerception;
   if (content === "bye") return [workingMemory, "farewell"];
-  if (content === "boom") {
+  if (content.startsWith("boom")) {
     const settings: { voice?: { pitch: number } } = {};
     return settings.voice!.pitch as never; // the soul's bug
   }
