@@ -14,6 +14,7 @@
  */
 import { StoreFullError, type ActorStore } from "../../runtime/store/index.ts";
 import type { Perception } from "../vocabulary/index.ts";
+import { failureReason, turnFailureOf } from "./FailedTurn.ts";
 import type { HeldPerceptions } from "./HeldPerceptions.ts";
 import { redeliveryDelay } from "./OutboxDelivery.ts";
 import type { Clock } from "./scheduler.ts";
@@ -53,12 +54,13 @@ export class FailedPerceptions {
     // it again. (Unless the write landed after all, its acknowledgement lost: then it is in the
     // inbox, a redelivery is a duplicate, and its failure is recorded as any other.)
     if (o.intake.turnEnded(id) && o.store.inboxEntry(id) === undefined) return;
-    const message = (error as Error)?.message ?? String(error);
-    const outcome = await this.#record(perception, error, message);
+    // The reason the inbox keeps and the person is told: the message, and where the soul's own code threw.
+    const failure = turnFailureOf(error);
+    const outcome = await this.#record(perception, error, failureReason(failure));
     if (outcome === "stopped") return;
     // Its commit is in the store after all (a store that reported a failure it had not had): nothing to set aside or tell.
     if (outcome === "done") return o.held.settle(id);
-    o.emit({ type: "error", soulId: o.soulId, phase: "process", message, perceptionId: id, process, ...(turnId !== undefined ? { turnId } : {}) });
+    o.emit({ type: "error", soulId: o.soulId, phase: "process", ...failure, perceptionId: id, process, ...(turnId !== undefined ? { turnId } : {}) });
     // Set aside with its error, the failed turn (the one after the last commit) is not run again: its tool calls' records go.
     if (turnId !== undefined && o.store.inboxEntry(id)?.status === "error") o.setAside();
     if (o.schedules.has(id)) await o.schedules.delete(id).catch((err: unknown) => o.failed(err, id));

@@ -10,8 +10,11 @@ export type SoulEvent =
   /** `turnId` (`<soulId>:<turn>`, `...:sub` for subprocesses) is what the turn's speech carries as its trace. */
   | { type: "turn"; soulId: string; turn: number; process: string; perceptionId: string; durationMs: number; turnId: string }
   | { type: "transition"; soulId: string; from: string; to: string; executeNow: boolean; perceptionId: string; turnId: string }
-  /** `turnId`, when the failure happened inside a turn, is the trace that turn's lines and events carry. */
-  | { type: "error"; soulId: string; phase: SoulErrorPhase; message: string; perceptionId?: string; process?: string; turnId?: string }
+  /**
+   * `turnId`, when the failure happened inside a turn, is the trace that turn's lines and events carry; `at`, for an
+   * error the soul's code threw, where in its own source (`<file>:<line>:<column>`, FailedTurn.ts).
+   */
+  | { type: "error"; soulId: string; phase: SoulErrorPhase; message: string; perceptionId?: string; process?: string; turnId?: string; at?: string }
   | { type: "log"; soulId: string; message: string; process?: string; data?: Record<string, unknown> }
   | { type: "intercepted"; soulId: string; proposal: Proposal; kind: "log" | "event"; reason: string }
   | { type: "whisper"; soulId: string; source: string }

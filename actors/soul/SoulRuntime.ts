@@ -6,6 +6,7 @@ import type { IsmMachineInput } from "../ism/index.ts";
 import { runInTurn, type Outlet, type Perception, type PerceptionInput, type Proposal } from "../vocabulary/index.ts";
 import type { SoulBlueprint } from "./defineSoul.ts";
 import { FailedPerceptions } from "./FailedPerceptions.ts";
+import { turnFailureOf } from "./FailedTurn.ts";
 import { HeldPerceptions } from "./HeldPerceptions.ts";
 import type { ProcessRun, RunHost } from "./ProcessRun.ts";
 import { ProposalFlow } from "./ProposalFlow.ts";
@@ -380,8 +381,8 @@ export class SoulRuntime implements SoulMachineHost, RunHost, SubprocessServices
     return this.#failed.fail(perception, process, error, turnId);
   }
 
-  emitError(message: string, process: string, perceptionId: string, turnId?: string): void {
-    this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", message, process, perceptionId, ...(turnId !== undefined ? { turnId } : {}) });
+  emitError(error: unknown, process: string, perceptionId: string, turnId?: string): void {
+    this.emit({ type: "error", soulId: this.soulId, phase: "subprocess", ...turnFailureOf(error), process, perceptionId, ...(turnId !== undefined ? { turnId } : {}) });
   }
 
   emitTransition(from: string, to: string, executeNow: boolean, perceptionId: string, turnId: string): void {

@@ -7,7 +7,7 @@ import { TurnError } from "./TurnError.ts";
 import type { CommittedTurn, TurnPlace, TurnServices } from "./TurnRunner.ts";
 
 export interface SubprocessServices extends TurnServices {
-  emitError(message: string, process: string, perceptionId: string, turnId?: string): void;
+  emitError(error: unknown, process: string, perceptionId: string, turnId?: string): void;
 }
 
 const CANCELLED = Symbol("cancelled");
@@ -92,7 +92,7 @@ export class SubprocessPhase {
           phase.merge(fork);
         } catch (error) {
           if (cancelled.aborted || error instanceof TurnCancelledError) return unchanged;
-          this.#soul.emitError((error as Error)?.message ?? String(error), sub.name, input.perception.id, phase.turnId);
+          this.#soul.emitError(error, sub.name, input.perception.id, phase.turnId);
         }
       }
       if (cancelled.aborted) return unchanged;

@@ -45,6 +45,8 @@ export type { Outlet, InProcessOutlet, ReviewContext } from "../vocabulary/index
 export { isInterception } from "../vocabulary/index.ts";
 export type { Proposal, ProposalKind, Interception, ReviewVerdict } from "../vocabulary/index.ts";
 export type { SoulEvent, SoulEventListener, SoulErrorPhase } from "./SoulEvent.ts";
+export { failedTurnLine, failedTurnOf, failureReason, turnFailureOf, type FailedTurn, type TurnFailure } from "./FailedTurn.ts";
+export { shownPath, soulSourceOf } from "./soulSource.ts";
 export { createManualClock, systemClock } from "./scheduler.ts";
 export type { Clock, ManualClock } from "./scheduler.ts";
 export { createSoulMachine, MAX_EXECUTE_NOW } from "./soulMachine.ts";

@@ -9,7 +9,8 @@
  * SpeechSink for what the soul says.
  */
 import { createActor, type ActorOptions } from "xstate";
-import { deadLetter, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer } from "../../runtime/bus/index.ts";
+import { failedTurnOf, failureReason } from "../../actors/soul/index.ts";
+import { deadLetter, decodeEnvelope, encodeEnvelope, isKind, makeEnvelope, type Bus, type ClusterSubjects, type DurableConsumer, type Subscription } from "../../runtime/bus/index.ts";
 import { atFaultPoint, type FaultPoint } from "../../runtime/faults/index.ts";
 import type { Store } from "../../runtime/store/index.ts";
 import type { LedgerBounds } from "./bridgeBounds.ts";
@@ -34,6 +35,8 @@ export interface BridgeRuntimeOptions {
   /** How long the ledger keeps entries and how often it is pruned (bridgeBounds.ts; defaults: 7 days, an hour). */
   ledger?: Partial<LedgerBounds>;
   report(err: unknown, what: string): void;
+  /** A line for the operator that is not the bridge's own failure (a turn of the soul that failed): the node's log. */
+  log?(line: string): void;
   inspect?: ActorOptions<typeof bridgeMachine>["inspect"];
 }
 
@@ -57,6 +60,7 @@ export class BridgeRuntime {
   /** Messages being taken, by perception id: a repeat arriving meanwhile waits for the first. */
   readonly #taking = new Map<string, Promise<unknown>>();
   #speech: DurableConsumer | undefined;
+  #failures: Subscription | undefined;
   readonly #bounds: LedgerBounds;
   #pruning: ReturnType<typeof setInterval> | undefined;
   #prune: Promise<number> | undefined;
@@ -113,6 +117,7 @@ export class BridgeRuntime {
     this.#pruning = setInterval(() => void this.pruneLedger(), this.#bounds.pruneEveryMs);
     this.#pruning.unref?.();
     await sink.resume?.();
+    this.#failures = this.o.bus.subscribe(this.o.subjects.events(this.soul), (msg) => this.#failedTurn(msg.data));
     this.#speech = await this.o.bus.durable(this.o.subjects.says(this.soul), this.address, (msg) => this.#hear(msg.data), {
       // An in-process stream starts empty with its process: all of it is speech of this run, some
       // perhaps a re-run turn's, published while the bridge was still connecting. NATS keeps the
@@ -238,6 +243,7 @@ export class BridgeRuntime {
   async stop(): Promise<void> {
     this.actor.send({ type: "STOP" });
     clearInterval(this.#pruning);
+    this.#failures?.unsubscribe();
     await this.#speech?.stop();
     await this.#sink?.close?.();
     await this.#prune;
@@ -285,6 +291,26 @@ export class BridgeRuntime {
     };
     const env = makeEnvelope("event", this.address, this.soul, { type: "bridge.ignored", data }, { causation: message.id });
     await this.o.bus.publish(this.o.subjects.events(this.soul), encodeEnvelope(env)).catch((err: unknown) => this.report(err, "publishing a bridge.ignored event"));
+  }
+
+  /**
+   * A turn of the soul that failed (its `soul.error` event; core NATS, so heard while the bridge
+   * runs): for a perception of this bridge, a line in the operator's log naming the platform's
+   * message, and the sink told (a chat platform posts nothing; the HTTP bridge tells its client).
+   */
+  #failedTurn(data: Uint8Array): void {
+    const decoded = decodeEnvelope(data);
+    const failed = decoded.ok ? failedTurnOf(decoded.envelope) : undefined;
+    const taken = failed && failed.soulId === this.soul ? this.ledger.taken(failed.perceptionId) : undefined;
+    if (!failed || !taken) return;
+    const { platform, channel, thread, messageId } = taken.conversation;
+    const reason = failureReason(failed);
+    this.o.log?.(`bridge ${this.name}: soul ${this.soul} could not answer ${platform} message ${messageId} in channel ${channel}${thread !== undefined ? ` (thread ${thread})` : ""}: ${reason}`);
+    try {
+      Promise.resolve(this.#sink?.failed?.(failed.perceptionId, reason, taken.conversation)).catch((err: unknown) => this.report(err, `telling that ${failed.perceptionId} failed`));
+    } catch (err) {
+      this.report(err, `telling that ${failed.perceptionId} failed`);
+    }
   }
 
   async #hear(data: Uint8Array): Promise<void> {

@@ -82,6 +82,7 @@ export function runtimeFor(ctx: BridgeStartContext, policy: BridgePolicy | undef
     store: ctx.store,
     policy: policy ?? DEFAULT_POLICY,
     report: ctx.report,
+    log: ctx.log,
     ...(ctx.inspect ? { inspect: ctx.inspect } : {}),
   });
 }

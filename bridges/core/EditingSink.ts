@@ -104,6 +104,11 @@ export class EditingSink implements SpeechSink {
     this.queue.run(conversation.channel, () => this.outlet.thinking!(conversation, true)).catch((err: unknown) => this.hooks.report(err, "showing that the soul thinks"));
   }
 
+  /** Nothing is posted for a turn that failed (the core logs it with the platform's message id): the soul just stops showing that it thinks. */
+  failed(perception: string, _reason: string, conversation: Conversation): void {
+    this.#stopThinking(perception, conversation);
+  }
+
   chunk(speech: Speech, conversation: Conversation): void {
     let stream = this.#streams.get(speech.id);
     if (stream) {

@@ -39,6 +39,13 @@ export interface SpeechSink {
   resume?(): Promise<void>;
   /** The soul has the message and is thinking about it. */
   thinking?(perception: string, conversation: Conversation): void;
+  /**
+   * The soul's turn for a perception of this bridge failed: it will not answer it. `reason` is
+   * one line (actors/soul failureReason). A chat platform posts nothing (the reason is for the
+   * operator's log, which the core writes) and stops showing that the soul thinks; the HTTP
+   * bridge tells its client. Never awaited by the core beyond reporting its failure.
+   */
+  failed?(perception: string, reason: string, conversation: Conversation): Promise<void> | void;
   /** Finishes what is in flight. */
   close?(): Promise<void>;
 }

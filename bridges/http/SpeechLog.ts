@@ -12,18 +12,36 @@
 import type { KvNamespace, Store } from "../../runtime/store/index.ts";
 import type { Conversation, Speech, SpeechSink } from "../core/index.ts";
 
-export interface SpeechEvent {
+/** What a client is sent: a piece or the whole of an utterance, or that the soul's turn for a perception failed. */
+export type SpeechEvent = {
   /** Position in the log: the SSE event id. */
   seq: number;
-  event: "chunk" | "final";
-  /** The speech id. */
-  id: string;
   /** The perception it answers. */
   perception: string;
-  text: string;
-  /** A daimon speaking, by name; absent for the soul. */
-  daimon?: string;
+} & (
+  | {
+      event: "chunk" | "final";
+      /** The speech id. */
+      id: string;
+      text: string;
+      /** A daimon speaking, by name; absent for the soul. */
+      daimon?: string;
+    }
+  | {
+      /** The soul will not answer the perception: its turn failed (docs/HTTP.md). */
+      event: "failed";
+      /** Why, in one line. */
+      reason: string;
+    }
+);
+
+/** What a client reads of an event (SSE `data`, a WebSocket frame's fields): a speech's id, perception and text, or a failure's perception and reason. */
+export function speechEventData(e: SpeechEvent): Record<string, string> {
+  if (e.event === "failed") return { perception: e.perception, reason: e.reason };
+  return { id: e.id, perception: e.perception, text: e.text, ...(e.daimon !== undefined ? { daimon: e.daimon } : {}) };
 }
+
+type LoggedEvent = SpeechEvent extends infer E ? (E extends SpeechEvent ? Omit<E, "seq"> : never) : never;
 
 type Listener = (event: SpeechEvent) => void;
 
@@ -41,7 +59,7 @@ export interface SpeechLogOptions {
 }
 
 export class SpeechLog implements SpeechSink {
-  readonly #events: KvNamespace<Omit<SpeechEvent, "seq">>;
+  readonly #events: KvNamespace<LoggedEvent>;
   readonly #finals: KvNamespace<number>;
   readonly #listeners = new Set<Listener>();
   readonly #keep: number;
@@ -81,7 +99,7 @@ export class SpeechLog implements SpeechSink {
     const failed = (err: unknown) => this.#report(err, `logging a chunk of ${speech.id}`);
     try {
       if (this.#finals.get(speech.id) !== undefined) return;
-      this.#append("chunk", speech).catch(failed);
+      this.#appendSpeech("chunk", speech).catch(failed);
     } catch (err) {
       failed(err);
     }
@@ -89,26 +107,34 @@ export class SpeechLog implements SpeechSink {
 
   async final(speech: Speech, _conversation: Conversation): Promise<void> {
     if (this.#finals.get(speech.id) !== undefined) return;
-    const seq = await this.#append("final", speech);
+    const seq = await this.#appendSpeech("final", speech);
     await this.#finals.put(speech.id, seq);
     this.#posted();
+  }
+
+  /** Logged like speech, so a client that reconnects with Last-Event-ID learns it too. */
+  async failed(perception: string, reason: string, _conversation: Conversation): Promise<void> {
+    await this.#append({ event: "failed", perception, reason });
   }
 
   async close(): Promise<void> {
     await this.#writes;
   }
 
+  #appendSpeech(event: "chunk" | "final", speech: Speech): Promise<number> {
+    return this.#append({ event, id: speech.id, perception: speech.perception, text: speech.text, ...(speech.speaker.kind === "daimon" ? { daimon: speech.speaker.name } : {}) });
+  }
+
   /** Appends in order: numbers are given when the write is queued, and events reach listeners once stored. */
-  #append(event: "chunk" | "final", speech: Speech): Promise<number> {
+  #append(value: LoggedEvent): Promise<number> {
     const seq = ++this.#last;
-    const value = { event, id: speech.id, perception: speech.perception, text: speech.text, ...(speech.speaker.kind === "daimon" ? { daimon: speech.speaker.name } : {}) };
     const write = this.#writes.then(() => this.#events.put(seq, value));
     this.#writes = write.catch(() => undefined);
     if (seq % this.#pruneEvery === 0) this.#queuePrune(seq);
     return write.then(() => {
       for (const listener of this.#listeners) {
         try {
-          listener({ seq, ...value });
+          listener({ seq, ...value } as SpeechEvent);
         } catch (err) {
           // One client whose frame could not be written must not cost the others theirs, nor the log its order.
           this.#report(err, `sending speech event ${seq}`);

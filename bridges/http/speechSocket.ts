@@ -9,6 +9,7 @@ import type { WebSocket } from "ws";
 import { z } from "zod";
 import { accept, IDEMPOTENCY_KEY, messageOf, perceptionBodySchema, type HttpSoulRoute } from "./httpRoutes.ts";
 import { RecentIds } from "./RecentIds.ts";
+import { speechEventData } from "./SpeechLog.ts";
 import type { StreamLimits } from "./StreamLimits.ts";
 
 /** The perceptions a connection follows the speech of, at most: the oldest is let go first. */
@@ -56,7 +57,7 @@ export function serveSocket(ws: WebSocket, route: HttpSoulRoute, limits: SocketL
     ws.send(JSON.stringify(frame));
   };
   const stop = route.log.listen((e) => {
-    if (mine.has(e.perception)) send({ type: e.event, id: e.id, perception: e.perception, text: e.text, ...(e.daimon !== undefined ? { daimon: e.daimon } : {}) });
+    if (mine.has(e.perception)) send({ type: e.event, ...speechEventData(e) });
   });
   const stopEphemeral = route.ephemeral?.listen((e) => send({ type: "ephemeral", event: e.type, ...(e.data !== undefined ? { data: e.data } : {}) }));
   ws.on("close", () => {

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson } from "../../runtime/http/index.ts";
 import type { EphemeralEvent } from "./EphemeralFeed.ts";
 import type { HttpSoulRoute } from "./httpRoutes.ts";
-import type { SpeechEvent } from "./SpeechLog.ts";
+import { speechEventData, type SpeechEvent } from "./SpeechLog.ts";
 import type { StreamLimits } from "./StreamLimits.ts";
 
 const KEEP_ALIVE_MS = 15_000;
@@ -15,8 +15,7 @@ const KEEP_ALIVE_MS = 15_000;
 const REPLAY_PAGE = 256;
 
 function sseFrame(e: SpeechEvent): string {
-  const data = { id: e.id, perception: e.perception, text: e.text, ...(e.daimon !== undefined ? { daimon: e.daimon } : {}) };
-  return `event: ${e.event}\nid: ${e.seq}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `event: ${e.event}\nid: ${e.seq}\ndata: ${JSON.stringify(speechEventData(e))}\n\n`;
 }
 
 /** No `id:` line: an ephemeral event is not in the log, so it leaves the client's Last-Event-ID as it was. */

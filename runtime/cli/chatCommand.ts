@@ -1,8 +1,9 @@
-import { createInProcessOutlet, createSoul } from "../../actors/soul/index.ts";
+import { createInProcessOutlet, createSoul, failedTurnLine, type TurnFailure } from "../../actors/soul/index.ts";
 import { defaultSoulId } from "../../souls/index.ts";
 import type { CognitionContext } from "../cognition/index.ts";
 import type { Inspection } from "../inspect/index.ts";
-import { LOCAL_NODE, nodeDataDir } from "../node/index.ts";
+import { rootLogger } from "../log/index.ts";
+import { createSoulLog, LOCAL_NODE, nodeDataDir } from "../node/index.ts";
 import { createDefaultRegistry, defaultModelName } from "../providers/index.ts";
 import { openStore } from "../store/index.ts";
 import { soulToChat } from "./chatSoul.ts";
@@ -45,7 +46,8 @@ export async function chatCommand(options: ChatCommandOptions): Promise<void> {
   const path = nodeDataDir(options.data, LOCAL_NODE);
   const store = openStore({ path });
   const outlet = createInProcessOutlet();
-  const soul = createSoul({ blueprint, id: soulId, store, outlet, cognition, inspect: inspection?.inspect });
+  // The soul's lines in the log, as a node's are (a failed turn a warning, every turn at debug).
+  const soul = createSoul({ blueprint, id: soulId, store, outlet, cognition, inspect: inspection?.inspect, onEvent: createSoulLog(rootLogger()) });
   const shutdown = watchShutdown({ command: "chat", finishing: "finishing the turn…" });
   const stopAll = async () => {
     try {
@@ -68,12 +70,20 @@ export async function chatCommand(options: ChatCommandOptions): Promise<void> {
           if (p.kind === "speak") say.final(p.id, blueprint.name, p.content);
         });
         const offChunk = outlet.onChunk((c) => say.chunk(c.proposalId, blueprint.name, c.text));
+        // A turn that fails says why, in one line (the chat prints a thrown error as `! <message>`).
+        const failures = new Map<string, TurnFailure>();
+        const offFailed = soul.onEvent((e) => {
+          if (e.type === "error" && e.phase === "process" && e.perceptionId !== undefined) failures.set(e.perceptionId, e);
+        });
         try {
-          await soul.perceive({ action: "said", content: text, name: options.user });
+          const { id } = await soul.perceive({ action: "said", content: text, name: options.user });
           await soul.idle();
+          const failure = failures.get(id);
+          if (failure) throw new Error(failedTurnLine(blueprint.name, failure));
         } finally {
           offSpeech();
           offChunk();
+          offFailed();
         }
       },
     });

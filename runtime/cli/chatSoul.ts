@@ -57,7 +57,7 @@ export async function soulToChat(ref: string, data: string): Promise<{ id: strin
     try {
       return { id: soulIdOfPath(ref), blueprint: await loadSoulModule(ref) };
     } catch (err) {
-      if (err instanceof SoulModuleError) throw new CliError(err.message);
+      if (err instanceof SoulModuleError) throw CliError.of(err);
       throw err;
     }
   }

@@ -52,7 +52,7 @@ export async function demoCommand(o: DemoCommandOptions): Promise<void> {
   const target = inspectTarget(o.inspect);
   const debugAt = debugPort(o.debug);
   const loaded = await loadClusterConfig(file).catch((err: unknown) => {
-    throw err instanceof ConfigError ? new CliError(err.message) : err;
+    throw err instanceof ConfigError ? CliError.of(err) : err;
   });
   const entry = loaded.config.souls.find((s) => s.id === DEMO_SOUL);
   if (!entry) throw new CliError(`${file}: the demo needs a soul '${DEMO_SOUL}'`);

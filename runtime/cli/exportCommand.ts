@@ -31,7 +31,7 @@ export async function machineFor(what: string): Promise<{ label: string; json: M
       const blueprint = await loadSoulModule(what);
       return { label: `soul ${blueprint.name} (${what})`, json: soulMachineJson(blueprint) };
     } catch (err) {
-      if (err instanceof SoulModuleError) throw new CliError(err.message);
+      if (err instanceof SoulModuleError) throw CliError.of(err);
       throw err;
     }
   }

@@ -236,9 +236,11 @@ try {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode;
   } else {
-    // One line, no stack: the messages are written to stand alone.
-    // Credentials redacted whatever the message quotes (a NATS URL with a password, a key).
-    process.stderr.write(`ensoul: ${redactSecrets((e as Error).message.split("\n")[0])}\n`);
+    // One line, no stack: the messages are written to stand alone; below it, the detail an error
+    // carries for a person to act on (a syntax error's source line). Credentials redacted whatever
+    // either quotes (a NATS URL with a password, a key).
+    const detail = (e as { detail?: unknown }).detail;
+    process.stderr.write(`ensoul: ${redactSecrets((e as Error).message.split("\n")[0])}\n${typeof detail === "string" && detail ? `${redactSecrets(detail)}\n` : ""}`);
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
   }
 }

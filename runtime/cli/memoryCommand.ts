@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
-import { findSoul, requestControl } from "../node/index.ts";
+import { failedPerceptionsOf, findSoul, MAX_FAILED_LISTED, requestControl } from "../node/index.ts";
+import { redactSecrets } from "../log/index.ts";
 import type { SoulMemoryReply } from "../node/index.ts";
 import type { NatsConnectOptions } from "../node/index.ts";
 import { userModels, type UserModelVersion } from "../store/index.ts";
@@ -121,6 +122,7 @@ function memoryFromDisk(o: MemoryCommandOptions): Promise<SoulMemoryReply> {
       workingMemory: state.workingMemory,
       soulMemory: state.soulMemory ?? {},
       inbox: { pending: actor.pendingInbox().length, failed: actor.failedInbox().length },
+      failedPerceptions: failedPerceptionsOf(actor, MAX_FAILED_LISTED),
       live: false,
     };
   });
@@ -137,8 +139,27 @@ function describeMemory(m: SoulMemoryReply): string[] {
   lines.push(`working memory (${memories.length} memories):`);
   for (const mem of memories) {
     const who = [mem.role, mem.name, mem.region].filter(Boolean).join(" ");
-    const text = mem.content.replace(/\s+/g, " ");
-    lines.push(`  [${who}] ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`);
+    lines.push(`  [${who}] ${oneLine(mem.content, 160)}`);
+  }
+  return [...lines, ...describeFailed(m)];
+}
+
+/** Each failed perception: when, who said what, its attempts, then why its turn failed. */
+function describeFailed(m: SoulMemoryReply): string[] {
+  const failed = m.failedPerceptions ?? [];
+  if (failed.length === 0) return [];
+  const shown = failed.length < m.inbox.failed ? ` (the newest ${failed.length})` : "";
+  const lines = [`failed perceptions (${m.inbox.failed})${shown}:`];
+  for (const f of failed) {
+    const p = (f.perception ?? {}) as { name?: unknown; action?: unknown; content?: unknown };
+    const said = `${typeof p.name === "string" ? `${p.name} ` : ""}${typeof p.action === "string" ? p.action : "said"}: "${oneLine(String(p.content ?? ""), 80)}"`;
+    lines.push(`  ${new Date(f.receivedAt).toISOString()} · ${f.id} · ${said} · ${f.attempts} attempt${f.attempts === 1 ? "" : "s"}`);
+    lines.push(`    ${redactSecrets(oneLine(f.error ?? "no reason recorded", 2_000))}`);
   }
   return lines;
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ");
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -23,6 +23,7 @@ import { CliError } from "./CliError.ts";
 import { serversOf } from "./natsOptions.ts";
 import { watchShutdown } from "./shutdown.ts";
 import { runTerminalChat, type ChatSpeech } from "../../bridges/terminal/index.ts";
+import { failedTurnLine, failedTurnOf } from "../../actors/soul/index.ts";
 
 export interface NatsChatOptions {
   soul: string;
@@ -178,7 +179,7 @@ export async function chatOverBus(o: BusChatOptions): Promise<{ turns: number }>
         } else if (type === "soul.intercepted") {
           turn.notes.push(`! ${speaker}'s ${String((data.proposal as { kind?: string } | undefined)?.kind ?? "proposal")} was intercepted: ${String(data.reason ?? "")}`);
         } else if (type === "soul.error" && data.phase === "process") {
-          turn.reject(new Error(`${speaker} could not answer: ${String(data.message ?? "error")}`));
+          turn.reject(new Error(failedTurnLine(speaker, failedTurnOf(env) ?? { message: String(data.message ?? "error") })));
         } else if (type === "node.approval") {
           turn.notes.push(`! approval: ${String(data.outcome)}${data.reason ? ` (${String(data.reason)})` : ""}`);
           turn.resolve();

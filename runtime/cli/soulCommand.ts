@@ -52,7 +52,7 @@ interface ConfiguredSoul {
 
 async function configuredSoul(file: string, soulId: string): Promise<ConfiguredSoul> {
   const loaded = await loadClusterConfig(file).catch((err: unknown) => {
-    throw err instanceof ConfigError ? new CliError(err.message) : err;
+    throw err instanceof ConfigError ? CliError.of(err) : err;
   });
   const soul = loaded.config.souls.find((s) => s.id === soulId);
   if (!soul) throw new CliError(`${file} has no soul '${soulId}' (its souls: ${loaded.config.souls.map((s) => s.id).join(", ") || "none"})`);

@@ -47,11 +47,11 @@ export async function upCommand(configArg: string | undefined, options: UpComman
   try {
     file = findConfigFile(configArg);
   } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message);
+    if (err instanceof ConfigError) throw CliError.of(err);
     throw err;
   }
   const loaded = await loadClusterConfig(file).catch((err: unknown) => {
-    throw err instanceof ConfigError ? new CliError(err.message) : err;
+    throw err instanceof ConfigError ? CliError.of(err) : err;
   });
   if (options.cluster !== undefined && options.cluster !== loaded.config.cluster) {
     throw new CliError(`--cluster ${options.cluster} does not match the config's cluster '${loaded.config.cluster}'`);

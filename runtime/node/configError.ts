@@ -14,11 +14,14 @@ export { formatPath };
 export class ConfigError extends Error {
   readonly file: string;
   readonly field: string;
-  constructor(file: string, field: string, problem: string) {
+  /** Lines below the message, when it has more to show (a module's syntax error, as esbuild reports it). */
+  readonly detail: string | undefined;
+  constructor(file: string, field: string, problem: string, detail?: string) {
     super(field ? `${file}: ${field}: ${problem}` : `${file}: ${problem}`);
     this.name = "ConfigError";
     this.file = file;
     this.field = field;
+    this.detail = detail;
   }
 }
 

@@ -133,6 +133,8 @@ export interface SoulMemoryReply {
   soulMemory: Record<string, unknown>;
   /** Perceptions still in the inbox, and those whose processing failed. */
   inbox: { pending: number; failed: number };
+  /** The newest of the failed ones (at most MAX_FAILED_LISTED), oldest first, each with its reason and attempts. */
+  failedPerceptions?: FailedPerception[];
   live: boolean;
   /** True when the oldest memories were left out to fit the reply in one message. */
   truncated?: boolean;
@@ -236,12 +238,24 @@ export interface RevertRecord {
   at: number;
 }
 
+/** A perception whose turn failed: set aside in the soul's inbox with its reason, never answered. */
+export interface FailedPerception {
+  /** The perception's envelope id. */
+  id: string;
+  perception: unknown;
+  /** Why its turn failed: one line, with where the soul's own code threw (`... at souls/ada/talk.ts:7:17`). */
+  error?: string;
+  attempts: number;
+  /** When it arrived (epoch milliseconds). */
+  receivedAt: number;
+}
+
 export interface TurnsReply {
   soulId: string;
   node: string;
   turns: TurnRecord[];
   reverts: RevertRecord[];
-  failed: { perception: unknown; error?: string; attempts: number }[];
+  failed: FailedPerception[];
   /** The `before` of the next page, absent at the end. */
   next?: number;
 }

@@ -46,6 +46,7 @@ export {
   type DaimonModeReply,
   type DaimonModeRequest,
   type DaimonStatusEntry,
+  type FailedPerception,
   type MemoryRequest,
   type NodeCounters,
   type NodeStatus,
@@ -80,4 +81,6 @@ export {
 } from "./clusterClient.ts";
 export { NodeRequestError, requestRevert, requestSoulDetail, requestTurns, type NodeRequestFailure } from "./debugClient.ts";
 export { isSoulPath, loadSoulModule, soulIdOfPath, SoulModuleError } from "./soulModule.ts";
+export { createSoulLog } from "./soulLog.ts";
+export { failedPerceptionsOf, MAX_FAILED_LISTED } from "./failedPerceptionList.ts";
 export { rendezvousNode } from "./failover/index.ts";

@@ -10,7 +10,8 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { parseClusterConfig, type ClusterConfig } from "./clusterConfig.ts";
 import { ConfigError } from "./configError.ts";
-import { importModule, isSoulPath, loadSoulModule } from "./soulModule.ts";
+import { describeLoadError } from "./soulLoadError.ts";
+import { importModule, isSoulPath, loadSoulModule, SoulModuleError } from "./soulModule.ts";
 import { isTool } from "./toolConfig.ts";
 
 export interface LoadedClusterConfig {
@@ -96,7 +97,7 @@ async function withSoulsFromPaths(raw: unknown, file: string, baseDir: string): 
       try {
         return { ...(soul as object), blueprint: await loadSoulModule(ref, baseDir) };
       } catch (err) {
-        throw new ConfigError(file, `souls[${i}].blueprint`, err instanceof Error ? err.message : String(err));
+        throw new ConfigError(file, `souls[${i}].blueprint`, err instanceof Error ? err.message : String(err), err instanceof SoulModuleError ? err.detail : undefined);
       }
     }),
   );
@@ -115,7 +116,7 @@ async function withToolsFromModules(raw: unknown, file: string, baseDir: string)
     tools.map(async (entry: unknown, i) => {
       if (typeof entry !== "object" || entry === null || !("module" in entry) || "tool" in entry) return entry;
       const { module: ref, export: name, ...rest } = entry as { module: unknown; export?: unknown };
-      const fail = (field: string, problem: string) => new ConfigError(file, `tools[${i}].${field}`, problem);
+      const fail = (field: string, problem: string, detail?: string) => new ConfigError(file, `tools[${i}].${field}`, problem, detail);
       if (typeof ref !== "string" || ref.length === 0) throw fail("module", "must be the path of a module that exports a tool (relative to the config file)");
       if (name !== undefined && (typeof name !== "string" || name.length === 0)) throw fail("export", "must be the name of one of the module's exports");
       return { ...rest, tool: await toolOfModule(ref, name, baseDir, fail) };
@@ -125,14 +126,15 @@ async function withToolsFromModules(raw: unknown, file: string, baseDir: string)
 }
 
 /** The tool that module `ref` exports as `name` (its default export when no name is given). */
-async function toolOfModule(ref: string, name: string | undefined, baseDir: string, fail: (field: string, problem: string) => ConfigError): Promise<unknown> {
+async function toolOfModule(ref: string, name: string | undefined, baseDir: string, fail: (field: string, problem: string, detail?: string) => ConfigError): Promise<unknown> {
   const path = resolve(baseDir, ref);
   if (!existsSync(path)) throw fail("module", `no such file: ${ref} (looked for ${path})`);
   let mod: Record<string, unknown>;
   try {
     mod = await importModule(path);
   } catch (err) {
-    throw fail("module", `${ref} cannot be loaded: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`);
+    const problem = await describeLoadError(err, path);
+    throw fail("module", `${ref} cannot be loaded: ${problem.summary}`, problem.detail);
   }
   const key = name ?? "default";
   const exported = Object.keys(mod).filter((k) => k !== "default").sort();

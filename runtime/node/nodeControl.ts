@@ -12,6 +12,7 @@ import {
   MAX_REPLY_BYTES,
   type DaimonModeReply,
   type DaimonModeRequest,
+  type FailedPerception,
   type MemoryRequest,
   type RevertReply,
   type RevertRequest,
@@ -148,9 +149,14 @@ function controlError(err: unknown): object {
   return err instanceof ControlRequestError ? { error: message, code: err.code } : { error: message };
 }
 
-/** The reply, with the oldest memories left out until it fits in one message. */
-function fitted<R extends { workingMemory: unknown; truncated?: boolean }>(reply: R): R {
-  if (encodeControl(reply).length <= MAX_REPLY_BYTES) return reply;
+/**
+ * The reply, with the oldest memories left out until it fits in one message; failed perceptions
+ * are listed whole only while they fit, else with their reasons alone.
+ */
+function fitted<R extends { workingMemory: unknown; truncated?: boolean; failedPerceptions?: FailedPerception[] }>(whole: R): R {
+  if (encodeControl(whole).length <= MAX_REPLY_BYTES) return whole;
+  const reply = whole.failedPerceptions ? { ...whole, failedPerceptions: whole.failedPerceptions.map((f): FailedPerception => ({ ...f, perception: null })) } : whole;
+  if (encodeControl(reply).length <= MAX_REPLY_BYTES) return { ...reply, truncated: true };
   const wm = reply.workingMemory as { memories?: unknown[] } | null;
   if (!wm || !Array.isArray(wm.memories)) return reply;
   let memories = wm.memories;

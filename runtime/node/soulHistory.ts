@@ -25,6 +25,7 @@ import {
   type TurnsRequest,
 } from "./controlProtocol.ts";
 import { ControlRequestError } from "./controlRequestError.ts";
+import { failedPerceptionsOf } from "./failedPerceptionList.ts";
 import type { EventPublisher } from "./soulEvents.ts";
 import { TransitionCounts } from "./transitionCounts.ts";
 
@@ -80,7 +81,7 @@ export function soulHistory(c: SoulHistoryContext): SoulHistory {
       hostedSoul(soulId);
       const count = Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT));
       const page = historyOf(soulId).page(count, before);
-      const failed = before === undefined ? c.store.actor(soulId).failedInbox().map(({ perception, error, attempts }) => ({ perception, ...(error !== undefined ? { error } : {}), attempts })) : [];
+      const failed = before === undefined ? failedPerceptionsOf(c.store.actor(soulId)) : [];
       return fitTurns(soulId, c.nodeId, page, failed, count);
     },
     async revert({ soulId, turn, by }) {

@@ -5,7 +5,7 @@
  * A failed turn is a warning (the soul keeps running; the perception stays in its inbox with
  * the error); everything a turn does in the ordinary way is `debug`.
  */
-import type { SoulEvent } from "../../actors/soul/index.ts";
+import { failureReason, type SoulEvent } from "../../actors/soul/index.ts";
 import { redactSecrets, type Logger } from "../log/index.ts";
 
 type Level = "debug" | "info" | "warn";
@@ -52,7 +52,7 @@ function lineOf(event: SoulEvent): Line | undefined {
       return [{ trace: event.turnId, perception: event.perceptionId }, `${soul}: ${event.from} → ${event.to}${event.executeNow ? " (executeNow)" : ""}`];
     case "error": {
       const context = { ...(event.turnId !== undefined ? { trace: event.turnId } : {}), ...(event.perceptionId !== undefined ? { perception: event.perceptionId } : {}) };
-      return [context, `${soul}: ${event.phase} failed${event.process !== undefined ? ` in ${event.process}` : ""}: ${event.message}`];
+      return [context, `${soul}: ${event.phase} failed${event.process !== undefined ? ` in ${event.process}` : ""}: ${failureReason(event)}`];
     }
     case "intercepted":
       // The reason, never the proposal's text: what a gate stopped must not leave through the log either.

@@ -8,6 +8,7 @@
 import type { Soul, SoulBlueprint } from "../../actors/soul/index.ts";
 import type { Store } from "../store/index.ts";
 import type { SoulMemoryReply } from "./controlProtocol.ts";
+import { failedPerceptionsOf, MAX_FAILED_LISTED } from "./failedPerceptionList.ts";
 
 export interface SoulMemoryContext {
   nodeId: string;
@@ -26,11 +27,12 @@ export function soulMemoryReader({ nodeId, hosted, known, store, live, blueprint
     }
     const actor = store.actor(soulId);
     const inbox = { pending: actor.pendingInbox().length, failed: actor.failedInbox().length };
+    const failedPerceptions = failedPerceptionsOf(actor, MAX_FAILED_LISTED);
     const soul = live.get(soulId);
     if (soul) {
       const m = soul.memory();
       const s = soul.state();
-      return { soulId, node: nodeId, process: s.process, turns: s.turn, workingMemory: m.workingMemory.toJSON(), soulMemory: { ...m.soulMemory }, inbox, live: true };
+      return { soulId, node: nodeId, process: s.process, turns: s.turn, workingMemory: m.workingMemory.toJSON(), soulMemory: { ...m.soulMemory }, inbox, failedPerceptions, live: true };
     }
     const state = actor.loadState();
     const bp = blueprints.get(soulId) as SoulBlueprint;
@@ -42,6 +44,7 @@ export function soulMemoryReader({ nodeId, hosted, known, store, live, blueprint
       workingMemory: state?.workingMemory ?? { soulName: bp.name, memories: [], regionOrder: [] },
       soulMemory: state?.soulMemory ?? {},
       inbox,
+      failedPerceptions,
       live: false,
     };
   };

@@ -13,14 +13,18 @@ import { basename, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SoulBlueprint } from "../../actors/soul/index.ts";
 import { attachFolderTools } from "./soulFolderTools.ts";
+import { describeLoadError } from "./soulLoadError.ts";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const FOLDER_ENTRIES = ["index.ts", "index.js", "index.mjs", "soul.ts", "soul.js"];
 
 export class SoulModuleError extends Error {
-  constructor(path: string, why: string) {
+  /** Lines below the message, when it has more to show (a syntax error's source line, as esbuild reports it). */
+  readonly detail: string | undefined;
+  constructor(path: string, why: string, detail?: string) {
     super(`${path} is not a soul: ${why}`);
     this.name = "SoulModuleError";
+    this.detail = detail;
   }
 }
 
@@ -55,8 +59,13 @@ function entryOf(path: string, shown: string): string {
 
 let tsxRegistered = false;
 
-/** Imports a module by path, TypeScript too (tsx registered once); a config's tool modules load the same way. */
+/**
+ * Imports a module by path, TypeScript too (tsx registered once); a config's tool modules load the
+ * same way. Source maps are on from here (tsx turns them on too), so an error a soul built to
+ * JavaScript with its map throws names the soul's own source (actors/soul/soulSource.ts).
+ */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
+  process.setSourceMapsEnabled(true);
   if (/\.m?ts$/.test(file) && !tsxRegistered && !process.execArgv.some((a) => a.includes("tsx"))) {
     const { register } = await import("tsx/esm/api");
     register();
@@ -72,10 +81,10 @@ export async function loadSoulModule(ref: string, baseDir = process.cwd()): Prom
   try {
     mod = await importModule(file);
   } catch (err) {
-    const first = (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
+    const problem = await describeLoadError(err, file);
     // A .ts file outside an ES module package is compiled as CommonJS: say what to change.
-    const hint = /require\(\)|require\(esm\)|Cannot use import statement/.test(first) ? ' (souls are ES modules: give the project\'s package.json "type": "module", or name the files .mts)' : "";
-    throw new SoulModuleError(ref, `it cannot be loaded: ${first}${hint}`);
+    const hint = /require\(\)|require\(esm\)|Cannot use import statement/.test(problem.summary) ? ' (souls are ES modules: give the project\'s package.json "type": "module", or name the files .mts)' : "";
+    throw new SoulModuleError(ref, `it cannot be loaded: ${problem.summary}${hint}`, problem.detail);
   }
   if (isBlueprint(mod["default"])) return withFolderTools(withRag(mod["default"], file), file);
   const found = Object.entries(mod).filter(([, v]) => isBlueprint(v));

@@ -24,7 +24,7 @@ export const listening: MentalProcess = async ({ workingMemory }) => {
 };
 `;
 
-it("reloads a soul's code when it changes, keeps its memory, and keeps the last good version on a syntax error", async () => {
+it("reloads a soul's code when it changes, keeps its memory, and keeps the last good version on a syntax error, shown where it is", async () => {
   const dir = dirs.make();
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   const folder = join(dir, "souls", "ada");
@@ -48,6 +48,9 @@ it("reloads a soul's code when it changes, keeps its memory, and keeps the last 
 
     writeFileSync(join(folder, "listening.ts"), "export const listening = async ({ workingMemory }) => { this is not code\n");
     await dev.waitFor(/does not load; the last good version keeps running/, 20_000);
+    // The compile error as esbuild reports it: file, line and column, the message, the source line.
+    await dev.waitFor(/listening\.ts:1:\d+: Expected ";" but found "is"/, 5_000);
+    expect(dev.stderr()).toMatch(/souls[\\/]ada[\\/]listening\.ts:1:\d+:\n\s+1 │ .*this is not code\n/);
     dev.type("three");
     await dev.waitFor(/second #3: three/, 20_000);
   } finally {

@@ -76,7 +76,8 @@ export const bob = defineSoul({ name: "Bob", persona: "Bob.", initialProcess: ta
       ["./missing", /\.\/missing is not a soul: no such file or folder/],
       ["./empty", /\.\/empty is not a soul: the folder has none of index\.ts/],
       ["./plain.mjs", /exports no blueprint: export default defineSoul/],
-      ["./broken.mjs", /broken\.mjs is not a soul: it cannot be loaded/],
+      // A syntax error where esbuild finds it: file, line, column and message, then the source line.
+      ["./broken.mjs", /broken\.mjs is not a soul: it cannot be loaded: broken\.mjs:1:\d+: Expected .*\n[\s\S]*1 │ export default \{\{ not javascript/],
     ];
     for (const [path, message] of cases) {
       const result = await runEnsoul(["chat", path, "--data", join(dir, "data")], { cwd: dir, lines: ["hi"] });

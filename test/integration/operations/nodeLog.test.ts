@@ -49,7 +49,8 @@ describe("a node's log", () => {
     expect(typeof done?.durationMs).toBe("number");
 
     const failed = records.find((r) => r.level === "warn" && r.soul === "moody");
-    expect(failed).toMatchObject({ node: "local", trace: "moody:2", perception: failing.id, msg: "soul moody: process failed in moody: the provider refused key [redacted]" });
+    // The reason, redacted, and where the soul's code threw it (`moody` above).
+    expect(failed).toMatchObject({ node: "local", trace: "moody:2", perception: failing.id, msg: expect.stringMatching(/^soul moody: process failed in moody: the provider refused key \[redacted\] at test\/integration\/operations\/nodeLog\.test\.ts:\d+:\d+$/) });
     // The event carries the same trace as the line.
     expect(error.trace).toBe("moody:2");
     expect(JSON.stringify(records)).not.toContain(KEY);

@@ -49,7 +49,8 @@ describe("a process that throws", () => {
     await soul.idle();
 
     const store = env.actor("f");
-    expect(store.inboxEntry(boom.id)).toMatchObject({ status: "error", error: "the process broke" });
+    // The error with where the soul's code threw it (the `throw` above, in this file).
+    expect(store.inboxEntry(boom.id)).toMatchObject({ status: "error", error: expect.stringMatching(/^the process broke at test\/unit\/soul\/crash\.test\.ts:\d+:\d+$/) });
     expect(store.inboxEntry(next.id)).toMatchObject({ status: "done" });
     expect(log.events.find((e) => e.type === "error")).toMatchObject({ phase: "process", process: "fragile", perceptionId: boom.id });
     const state = store.loadState();

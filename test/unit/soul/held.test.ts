@@ -95,7 +95,7 @@ describe("perceptions held by their source (perceiveHeld)", () => {
     const store = env.actor("h4");
     const result = await soul.perceiveHeld({ ...said("fail"), id: "broken" });
     await result.settled;
-    expect(store.inboxEntry("broken")).toMatchObject({ status: "error", error: "the process broke", perception: { content: "fail" } });
+    expect(store.inboxEntry("broken")).toMatchObject({ status: "error", error: expect.stringMatching(/^the process broke at test\/unit\/soul\/held\.test\.ts:\d+:\d+$/), perception: { content: "fail" } });
     await soul.idle();
     await soul.stop();
   });
